@@ -3,6 +3,7 @@ game's notations. Also the way to try the rules without a camera."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -47,7 +48,7 @@ def play_in_terminal(game: Game[Any, Any], *, input_fn: Callable[[str], str],
             output_fn(format_record(match))
         else:
             before = match.position
-            move = _try(lambda: match.push_text(line), output_fn)
+            move = _try(functools.partial(match.push_text, line), output_fn)
             if move is not None:
                 output_fn(f"  {game.move_text(before, move)}")
 

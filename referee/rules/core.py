@@ -97,10 +97,23 @@ M = TypeVar("M", bound=Hashable)
 class Game(Protocol[P, M]):
     """What every ruleset offers. Positions and moves are immutable, hashable values."""
 
-    name: str  # registry name, e.g. "rinne-5x5"
-    title: str  # the record's `Game:` header, e.g. "Rinne"
-    variant: str  # the record's `Variant:` header, e.g. "5x5"
-    player_names: tuple[str, str]
+    @property
+    def name(self) -> str:
+        """The registry name, e.g. `rinne-5x5`."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The record's `Game:` header, e.g. `Rinne`."""
+        ...
+
+    @property
+    def variant(self) -> str:
+        """The record's `Variant:` header, e.g. `5x5`."""
+        ...
+
+    @property
+    def player_names(self) -> tuple[str, str]: ...
 
     def start(self) -> P: ...
 
