@@ -46,23 +46,25 @@ def game_from_headers(headers: dict[str, str]) -> Game[Any, Any]:
     title = headers.get("Game", "").strip()
     if not title:
         raise RecordError("the record has no 'Game:' header")
-    try:
-        return find_game(title)
-    except UnknownGameError:
-        pass
     variant = headers.get("Variant", "").strip().lower()
-    candidates = []
-    for name in game_names():
-        game = find_game(name)
-        if game.title.lower() != title.lower():
-            continue
-        size = game.variant.split()[0].lower()
-        if (not variant and "standard" in game.variant) or (variant and size in variant):
-            candidates.append(game)
+    titled = [find_game(name) for name in game_names()
+              if find_game(name).title.lower() == title.lower()]
+    if not titled:
+        try:
+            return find_game(title)
+        except UnknownGameError:
+            raise RecordError(
+                f"unknown game {title!r}; known games: {', '.join(game_names())}"
+            ) from None
+    candidates = [
+        game for game in titled
+        if (variant and game.variant.split()[0].lower() in variant)
+        or (not variant and "standard" in game.variant)
+    ]
     if len(candidates) != 1:
-        suffix = f" with variant {headers['Variant']!r}" if "Variant" in headers else ""
         raise RecordError(
-            f"unknown game {title!r}{suffix}; known games: {', '.join(game_names())}"
+            f"unknown variant {headers.get('Variant', '')!r} of {title}; known: "
+            + ", ".join(repr(game.variant) for game in titled)
         )
     return candidates[0]
 

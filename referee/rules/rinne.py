@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from referee.errors import IllegalMoveError, NotationError
@@ -266,6 +266,15 @@ class RinneRules:
         return self._tables.perft(position.board, position.turn, depth, seen)
 
     # --- helpers ----------------------------------------------------------------------
+
+    def from_placement(self, placement: Mapping[str, str], turn: Color = Color.FIRST) -> Position:
+        """A position from `{square: letter}`, uppercase for the first player's pieces and
+        lowercase for the second's, as in the diagram: `{"c6": "Q", "c1": "k"}`."""
+        board = [0] * self.geometry.size
+        for name, letter in placement.items():
+            color = Color.FIRST if letter.isupper() else Color.SECOND
+            board[self.geometry.parse_square(name)] = _signed(color, State.from_text(letter))
+        return Position(tuple(board), turn)
 
     def promotions(self, state: State) -> tuple[State, ...]:
         """The states a piece in `state` may take after its move."""
