@@ -1,0 +1,235 @@
+"""The game log and what is made from it.
+
+Everything the referee decides goes first into an append-only JSON-lines log, one line per
+event, flushed and fsynced before the players are told: a pulled plug loses at most the event
+being written. The record file (designer's notation) is rewritten atomically after every
+change, a keyframe image is kept for each accepted position, and an HTML report with a board
+diagram per ply is written at the end. `load_log` rebuilds the game from a log to resume it."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from referee.errors import RecordError
+from referee.events import Event, EventKind
+from referee.rules import find_game
+from referee.rules.core import Game, Match
+from referee.rules.records import format_record
+
+LOG_FORMAT = "referee-log/1"
+
+
+@dataclass(frozen=True)
+class GameLog:
+    game: Game[Any, Any]
+    headers: dict[str, str]
+    events: tuple[Event, ...]
+    truncated_tail: bool  # the last line was cut off (power loss while writing it)
+
+
+class Recorder:
+    """Writes one game into `folder`: game.jsonl, game.txt, keyframes/, report.html."""
+
+    def __init__(self, folder: str | Path, game: Game[Any, Any], headers: dict[str, str],
+                 *, resume: bool = False) -> None:
+        self.folder = Path(folder)
+        self.game = game
+        self.headers = dict(headers)
+        try:
+            (self.folder / "keyframes").mkdir(parents=True, exist_ok=True)
+            self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115
+        except OSError as error:
+            raise RecordError(f"{self.folder}: cannot write the game there ({error.strerror})"
+                              ) from None
+        if not resume or self.log_path.stat().st_size == 0:
+            self._append({"format": LOG_FORMAT, "game": game.name, "headers": self.headers})
+
+    @property
+    def log_path(self) -> Path:
+        return self.folder / "game.jsonl"
+
+    @property
+    def record_path(self) -> Path:
+        return self.folder / "game.txt"
+
+    @property
+    def report_path(self) -> Path:
+        return self.folder / "report.html"
+
+    def write(self, event: Event, match: Match[Any, Any], frame_bgr: np.ndarray | None = None
+              ) -> None:
+        """Log `event` durably; on a change of the game, also the record and a keyframe."""
+        self._append(event.to_json())
+        if event.kind in (EventKind.ACCEPTED, EventKind.TAKE_BACK, EventKind.STARTED):
+            _write_atomically(self.record_path, format_record(match, self.headers))
+        if event.kind in (EventKind.ACCEPTED, EventKind.STARTED) and frame_bgr is not None:
+            cv2.imwrite(str(self.keyframe_path(event.ply)), frame_bgr,
+                        [cv2.IMWRITE_JPEG_QUALITY, 85])
+
+    def keyframe_path(self, ply: int) -> Path:
+        return self.folder / "keyframes" / f"ply-{ply:03d}.jpg"
+
+    def finish(self, match: Match[Any, Any]) -> None:
+        """Write the final record and the report; close the log."""
+        _write_atomically(self.record_path, format_record(match, self.headers))
+        _write_atomically(self.report_path, self.report(match))
+        self._log.close()
+
+    def close(self) -> None:
+        self._log.close()
+
+    def _append(self, data: dict[str, Any]) -> None:
+        self._log.write(json.dumps(data, ensure_ascii=False) + "\n")
+        self._log.flush()
+        os.fsync(self._log.fileno())
+
+    def report(self, match: Match[Any, Any]) -> str:
+        """An HTML page: the result, and for every ply its notation, a board diagram (SVG)
+        and the keyframe the camera took of it."""
+        game = self.game
+        result = match.outcome.result(game.player_names) if match.outcome else "unfinished"
+        title = f"{game.title} ({game.variant}): {self.headers.get('White', game.player_names[0])}" \
+                f" – {self.headers.get('Black', game.player_names[1])}"
+        rows = [_ply_html(game, 0, "start", match.positions[0], None,
+                          self._keyframe_name(0))]
+        for ply, (before, move) in enumerate(zip(match.positions, match.moves, strict=False), 1):
+            text = f"{(ply + 1) // 2}. {game.move_text(before, move)}"
+            rows.append(_ply_html(game, ply, text, match.positions[ply], move,
+                                  self._keyframe_name(ply)))
+        return _PAGE.format(title=html.escape(title), result=html.escape(result),
+                            rows="\n".join(rows))
+
+    def _keyframe_name(self, ply: int) -> str | None:
+        path = self.keyframe_path(ply)
+        return f"keyframes/{path.name}" if path.exists() else None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def load_log(path: str | Path) -> GameLog:
+    """Read a log written by `Recorder`; raises RecordError for a missing, foreign or corrupt
+    log. Only a cut-off last line is forgiven (and reported)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise RecordError(f"{path}: cannot be read ({error.strerror})") from None
+    lines = raw.split(b"\n")
+    truncated = lines[-1] != b""
+    lines = lines[:-1]
+    if not lines:
+        raise RecordError(f"{path}: empty, not a referee log")
+    header = _json_line(path, 1, lines[0])
+    if header.get("format") != LOG_FORMAT:
+        raise RecordError(f"{path}: not a referee log (no '{LOG_FORMAT}' header)")
+    game = find_game(str(header.get("game", "")))
+    events = tuple(_event(path, n, line) for n, line in enumerate(lines[1:], start=2))
+    return GameLog(game, dict(header.get("headers", {})), events, truncated)
+
+
+def _json_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise RecordError(f"{path}: line {number} is corrupt") from None
+    if not isinstance(data, dict):
+        raise RecordError(f"{path}: line {number} is corrupt")
+    return data
+
+
+def _event(path: Path, number: int, line: bytes) -> Event:
+    try:
+        return Event.from_json(_json_line(path, number, line))
+    except (KeyError, TypeError):
+        raise RecordError(f"{path}: line {number} is not an event") from None
+
+
+def match_from_log(log: GameLog) -> Match[Any, Any]:
+    """The game as the log has it: accepted moves, minus those taken back."""
+    match: Match[Any, Any] = Match(log.game)
+    for event in _changes(log.events):
+        if event.kind is EventKind.TAKE_BACK:
+            match.pop()
+        else:
+            assert event.move is not None
+            match.push_text(event.move)
+        if len(match.moves) != event.ply:
+            raise RecordError(f"the log is inconsistent at ply {event.ply}")
+    return match
+
+
+def _changes(events: tuple[Event, ...]) -> Iterator[Event]:
+    return (e for e in events if e.kind in (EventKind.ACCEPTED, EventKind.TAKE_BACK))
+
+
+def board_svg(game: Game[Any, Any], position: Any, move: Any = None, cell: int = 36) -> str:
+    """A board diagram: pieces as their state letters, the last move's squares shaded."""
+    geometry = game.geometry  # type: ignore[attr-defined]
+    width, height = geometry.files * cell, geometry.ranks * cell
+    marked = {move.from_square, move.to_square} if move is not None else set()
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 16}" '
+             f'height="{height + 16}" viewBox="-16 0 {width + 16} {height + 16}">']
+    for square in geometry.squares():
+        x = geometry.file_of(square) * cell
+        y = (geometry.ranks - 1 - geometry.rank_of(square)) * cell
+        fill = "#f3d28b" if square in marked else (
+            "#e9e4d4" if (geometry.file_of(square) + geometry.rank_of(square)) % 2 else "#d8cfb6")
+        if game.is_goal(square):  # type: ignore[attr-defined]
+            fill = "#c9e3c1" if square not in marked else fill
+        parts.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" '
+                     'stroke="#555" stroke-width="1"/>')
+        piece = position.piece_at(square)
+        if piece is not None:
+            dark = piece.color != 0
+            parts.append(
+                f'<rect x="{x + 5}" y="{y + 5}" width="{cell - 10}" height="{cell - 10}" rx="5" '
+                f'fill="{"#333" if dark else "#fff"}" stroke="#222"/>'
+                f'<text x="{x + cell / 2}" y="{y + cell / 2 + 5}" text-anchor="middle" '
+                f'font-family="sans-serif" font-size="15" font-weight="bold" '
+                f'fill="{"#fff" if dark else "#000"}">{piece.state.letter}</text>')
+    for file in range(geometry.files):
+        parts.append(f'<text x="{file * cell + cell / 2}" y="{height + 13}" text-anchor="middle" '
+                     f'font-family="sans-serif" font-size="11">{"abcdefghi"[file]}</text>')
+    for rank in range(geometry.ranks):
+        parts.append(f'<text x="-9" y="{(geometry.ranks - rank) * cell - cell / 2 + 4}" '
+                     f'text-anchor="middle" font-family="sans-serif" font-size="11">{rank + 1}'
+                     '</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _ply_html(game: Game[Any, Any], ply: int, text: str, position: Any, move: Any,
+              keyframe: str | None) -> str:
+    image = f'<img src="{keyframe}" alt="camera view after ply {ply}">' if keyframe else ""
+    return (f'<section class="ply"><h2>{html.escape(text)}</h2>'
+            f"{board_svg(game, position, move)}{image}</section>")
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; }}
+.ply {{ display: inline-block; vertical-align: top; margin: 0 1.5em 1.5em 0; }}
+.ply h2 {{ font-size: 1em; margin: 0 0 .4em; }}
+.ply img {{ display: block; width: 240px; margin-top: .4em; }}
+</style></head>
+<body><h1>{title}</h1><p>Result: <strong>{result}</strong></p>
+{rows}
+</body></html>
+"""

@@ -1,0 +1,132 @@
+"""The referee's state machine: setup → playing → game over, fed one steady `Reading` at a
+time. It validates every move through the rules before it is recorded and never records a
+move it cannot explain clearly."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import numpy as np
+
+from referee.events import Event, EventKind
+from referee.rules.core import Match
+from referee.rules.rinne import RinneRules
+from referee.tracking.inference import (
+    Inference,
+    InferenceSettings,
+    MoveInferer,
+    PieceSet,
+    Verdict,
+)
+from referee.tracking.reading import ColorModel, Reading
+
+MIN_COLOR_SEPARATION = 3.0  # two players' colours closer than this (in spreads) cannot be told apart
+
+
+class Phase(enum.Enum):
+    SETUP = "setup"
+    PLAYING = "playing"
+    CORRECTING = "waiting for the last position or a legal move"
+    OVER = "game over"
+
+
+class Referee:
+    def __init__(self, game: RinneRules, piece_set: PieceSet, labels: tuple[str, ...],
+                 settings: InferenceSettings | None = None,
+                 match: Match[Any, Any] | None = None) -> None:
+        self.game = game
+        self.inferer = MoveInferer(game, piece_set, labels, settings)
+        self.match: Match[Any, Any] = match if match is not None else Match(game)
+        self.phase = Phase.SETUP
+        self.colors: ColorModel | None = None
+        self._asked_to_set_up = False
+
+    def on_reading(self, reading: Reading) -> list[Event]:
+        """Judge one steady reading; returns the events it causes (often none)."""
+        if self.phase is Phase.OVER:
+            return []
+        if self.phase is Phase.SETUP:
+            return self._setup(reading)
+        assert self.colors is not None
+        previous = self.match.positions[-2] if len(self.match.positions) > 1 else None
+        inference = self.inferer.infer(reading, self.match.position, self.colors, previous)
+        return self._judge(inference, reading)
+
+    # --- setup ----------------------------------------------------------------------------
+
+    def _setup(self, reading: Reading) -> list[Event]:
+        """Wait until the board shows the position to start from (the start, or the logged
+        position of a resumed game), then learn each player's piece colour from it."""
+        position = self.match.position
+        expected, owners = self.inferer.appearance(position)
+        seen = np.argmax(reading.probabilities, axis=1)
+        confident = reading.confidence() >= self.inferer.settings.min_square_confidence
+        if not (np.array_equal(seen, expected) and confident.all()):
+            if self._asked_to_set_up:
+                return []
+            self._asked_to_set_up = True
+            what = "the start position" if not self.match.moves else "the logged position"
+            return [self._event(EventKind.SET_UP, reading, detail=f"set up {what}")]
+        colors = ColorModel.learn(reading, {sq: int(o) for sq, o in enumerate(owners) if o >= 0})
+        if colors.separation < MIN_COLOR_SEPARATION:
+            self._asked_to_set_up = False
+            return [self._event(EventKind.UNREADABLE, reading,
+                                detail="the two players' pieces look alike: use two colours")]
+        self.colors = colors
+        self.phase = Phase.PLAYING
+        turn = self.game.player_names[position.turn]
+        return [self._event(EventKind.STARTED, reading, detail=f"{turn} to move")]
+
+    # --- playing --------------------------------------------------------------------------
+
+    def _judge(self, inference: Inference, reading: Reading) -> list[Event]:
+        verdict = inference.verdict
+        if verdict is Verdict.MOVE:
+            return self._accept(inference, reading)
+        if verdict is Verdict.NO_CHANGE:
+            if self.phase is Phase.CORRECTING:
+                self.phase = Phase.PLAYING
+                return [self._event(EventKind.RESTORED, reading)]
+            return []
+        if verdict is Verdict.TAKE_BACK:
+            before = self.match.positions[-2]
+            move = self.game.move_text(before, self.match.pop())
+            self.phase = Phase.PLAYING
+            return [self._event(EventKind.TAKE_BACK, reading, move=move)]
+        if verdict is Verdict.ILLEGAL:
+            first = self.phase is not Phase.CORRECTING
+            self.phase = Phase.CORRECTING
+            if not first:
+                return []
+            return [self._event(EventKind.ILLEGAL, reading, detail=self._squares(inference))]
+        if verdict in (Verdict.PROMOTE, Verdict.ROLL_PENDING):
+            assert inference.move is not None
+            kind = EventKind.PROMOTE if verdict is Verdict.PROMOTE else EventKind.ROLL_PENDING
+            move = self.game.move_text(self.match.position, inference.move)
+            return [self._event(kind, reading, move=move)]
+        return [self._event(EventKind.UNREADABLE, reading, detail=self._squares(inference))]
+
+    def _accept(self, inference: Inference, reading: Reading) -> list[Event]:
+        assert inference.move is not None
+        before = self.match.position
+        self.match.push(inference.move)  # validated again by the rules
+        self.phase = Phase.PLAYING
+        events = [self._event(EventKind.ACCEPTED, reading, move=self.game.move_text(
+            before, inference.move), confidence=inference.margin)]
+        outcome = self.match.outcome
+        if outcome is not None:
+            self.phase = Phase.OVER
+            result = outcome.result(self.game.player_names)
+            events.append(self._event(EventKind.GAME_OVER, reading,
+                                      detail=f"{result} ({outcome.termination.value})"))
+        return events
+
+    def _squares(self, inference: Inference) -> str:
+        names = [self.game.geometry.square_name(s) for s in inference.squares]
+        return "squares " + " ".join(names) if names else ""
+
+    def _event(self, kind: EventKind, reading: Reading, *, move: str | None = None,
+               detail: str = "", confidence: float = 0.0) -> Event:
+        return Event(kind, reading.frame_index, round(reading.time_s, 3), len(self.match.moves),
+                     move, detail, round(confidence, 2))

@@ -1,0 +1,164 @@
+"""Move inference: which legal move explains the reading best.
+
+A reading is never taken alone: every legal move's resulting position is scored against the
+classifier's probabilities (and the owners' colours), together with "nothing changed", a
+take-back, and the players' usual slips (a forgotten promotion, a pending Tensei roll). The
+best explanation wins only if it beats the runner-up clearly and the board agrees with it;
+otherwise the verdict says why it cannot be read."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from referee.rules.rinne import Move, Position, RinneRules, State
+from referee.tracking.reading import EMPTY, ColorModel, Reading
+
+
+class Verdict(enum.Enum):
+    NO_CHANGE = "no change"
+    MOVE = "move"
+    TAKE_BACK = "take back"
+    PROMOTE = "promote the piece"  # the piece moved but still shows its old state
+    ROLL_PENDING = "roll pending"  # Tensei: the moved die shows 6
+    ILLEGAL = "illegal"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class PieceSet:
+    """How a piece set shows a state to the classifier."""
+
+    name: str
+    state_labels: tuple[str, ...]  # label of State 1..5, in order
+    pending_label: str | None = None  # the "roll pending" face, dice only
+
+    def label(self, state: State) -> str:
+        return self.state_labels[state - 1]
+
+
+DICE = PieceSet("dice", ("1", "2", "3", "4", "5"), pending_label="6")
+PENTA = PieceSet("penta", ("king", "knight", "bishop", "rook", "queen"))
+PIECE_SETS = {p.name: p for p in (DICE, PENTA)}
+
+
+@dataclass(frozen=True)
+class InferenceSettings:
+    """Thresholds, in nats of log-likelihood; overridable from a config file."""
+
+    min_square_confidence: float = 0.55  # below this a square is unreadable
+    max_disagreement: float = 6.0  # beyond this the board shows something no candidate explains
+    min_margin: float = 3.0  # the best explanation must beat the runner-up by this much
+
+
+@dataclass(frozen=True)
+class Inference:
+    verdict: Verdict
+    move: Move | None = None
+    margin: float = 0.0  # log-likelihood lead over the runner-up
+    squares: tuple[int, ...] = ()  # squares that are unsure or changed illegally
+
+
+@dataclass(frozen=True, eq=False)
+class _Candidate:
+    verdict: Verdict
+    move: Move | None
+    labels: np.ndarray  # label index per square
+    owners: np.ndarray  # 0 first player, 1 second, -1 empty
+
+
+class MoveInferer:
+    """Scores candidate explanations of a reading for one game of the Rinne family."""
+
+    def __init__(self, game: RinneRules, piece_set: PieceSet, labels: tuple[str, ...],
+                 settings: InferenceSettings | None = None) -> None:
+        missing = {EMPTY, *piece_set.state_labels} - set(labels)
+        if missing:
+            raise ValueError(f"the classifier lacks the labels {sorted(missing)}")
+        self.game = game
+        self.piece_set = piece_set
+        self.labels = labels
+        self.settings = settings or InferenceSettings()
+        self._index = {label: i for i, label in enumerate(labels)}
+
+    def appearance(self, position: Position, shown: dict[int, str] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """Expected label index and owner per square; `shown` overrides a square's label."""
+        labels = np.zeros(len(position.board), dtype=np.intp)
+        owners = np.full(len(position.board), -1, dtype=np.intp)
+        for square in range(len(position.board)):
+            piece = position.piece_at(square)
+            if piece is not None:
+                labels[square] = self._index[self.piece_set.label(piece.state)]
+                owners[square] = int(piece.color)
+        for square, label in (shown or {}).items():
+            labels[square] = self._index[label]
+        return labels, owners
+
+    def infer(self, reading: Reading, position: Position, colors: ColorModel,
+              previous: Position | None = None) -> Inference:
+        if reading.squares != len(position.board):
+            raise ValueError("the reading and the position have different numbers of squares")
+        unsure = np.flatnonzero(reading.confidence() < self.settings.min_square_confidence)
+        if unsure.size:
+            return Inference(Verdict.UNREADABLE, squares=tuple(int(s) for s in unsure))
+        label_logp = np.log(np.clip(reading.probabilities, 1e-9, 1.0))
+        p_first = np.clip(colors.first_owner_probability(reading.colors), 1e-9, 1 - 1e-9)
+        owner_logp = np.stack([np.log(p_first), np.log(1 - p_first), np.zeros_like(p_first)], 1)
+        rows = np.arange(reading.squares)
+
+        def score(candidate: _Candidate) -> float:
+            return float(label_logp[rows, candidate.labels].sum()
+                         + owner_logp[rows, candidate.owners].sum())
+
+        scored = sorted(((score(c), i, c) for i, c in enumerate(
+            self._candidates(position, previous))), key=lambda t: (-t[0], t[1]))
+        best_score, _, best = scored[0]
+        piece_best = label_logp[:, 1:].max(axis=1) + owner_logp[:, :2].max(axis=1)
+        free = float(np.maximum(label_logp[:, 0], piece_best).sum())
+        if free - best_score > self.settings.max_disagreement:
+            return Inference(Verdict.ILLEGAL, squares=self._changed(reading, position, colors))
+        runner_up = next((s for s, _, c in scored[1:] if not _same(c, best)), -np.inf)
+        margin = best_score - runner_up
+        if margin < self.settings.min_margin:
+            return Inference(Verdict.UNREADABLE, margin=margin,
+                             squares=self._changed(reading, position, colors))
+        return Inference(best.verdict, best.move, margin)
+
+    def _candidates(self, position: Position, previous: Position | None) -> Iterator[_Candidate]:
+        game, pieces = self.game, self.piece_set
+        yield _Candidate(Verdict.NO_CHANGE, None, *self.appearance(position))
+        if previous is not None:
+            yield _Candidate(Verdict.TAKE_BACK, None, *self.appearance(previous))
+        slips: set[tuple[int, int]] = set()
+        for move in game.legal_moves(position):
+            after = game.play(position, move)
+            yield _Candidate(Verdict.MOVE, move, *self.appearance(after))
+            if (move.from_square, move.to_square) in slips:
+                continue
+            slips.add((move.from_square, move.to_square))
+            piece = position.piece_at(move.from_square)
+            assert piece is not None
+            if piece.state not in game.promotions(piece.state):
+                yield _Candidate(Verdict.PROMOTE, move, *self.appearance(
+                    after, {move.to_square: pieces.label(piece.state)}))
+            if game.chance and pieces.pending_label is not None:
+                yield _Candidate(Verdict.ROLL_PENDING, move, *self.appearance(
+                    after, {move.to_square: pieces.pending_label}))
+
+    def _changed(self, reading: Reading, position: Position, colors: ColorModel
+                 ) -> tuple[int, ...]:
+        """Squares whose most likely content differs from the position's."""
+        expected, owners = self.appearance(position)
+        seen = np.argmax(reading.probabilities, axis=1)
+        p_first = colors.first_owner_probability(reading.colors)
+        seen_owner = np.where(seen == 0, -1, np.where(p_first >= 0.5, 0, 1))
+        return tuple(int(s) for s in np.flatnonzero((seen != expected) | (seen_owner != owners)))
+
+
+def _same(a: _Candidate, b: _Candidate) -> bool:
+    """Two candidates that look identical on the board are one explanation, not rivals."""
+    return bool(np.array_equal(a.labels, b.labels) and np.array_equal(a.owners, b.owners))

@@ -1,0 +1,82 @@
+"""A `Reading`: what the camera saw of every square at one steady moment, as probabilities.
+
+Squares are indexed as the rules index them (rank * files + file, a1 first). The classifier
+gives, per square, a probability for each of its labels ("empty" first); the colour of any
+piece on the square is measured separately, because owners are told apart by the colours the
+referee learns from the start position, not by a trained class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+EMPTY = "empty"
+
+
+@dataclass(frozen=True, eq=False)
+class Reading:
+    labels: tuple[str, ...]
+    probabilities: np.ndarray  # (squares, labels), each row sums to 1
+    colors: np.ndarray  # (squares, 3): mean colour of whatever stands on the square (Lab)
+    frame_index: int = 0
+    time_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        squares, labels = self.probabilities.shape
+        if labels != len(self.labels) or self.labels[0] != EMPTY:
+            raise ValueError("probabilities must have one column per label, 'empty' first")
+        if self.colors.shape != (squares, 3):
+            raise ValueError("colors must have one Lab triple per square")
+
+    @property
+    def squares(self) -> int:
+        return int(self.probabilities.shape[0])
+
+    def best_labels(self) -> list[str]:
+        return [self.labels[i] for i in np.argmax(self.probabilities, axis=1)]
+
+    def confidence(self) -> np.ndarray:
+        """Per square, the probability of its most likely label."""
+        return np.asarray(np.max(self.probabilities, axis=1))
+
+    def occupied(self, threshold: float = 0.5) -> np.ndarray:
+        return np.asarray(self.probabilities[:, 0] < threshold)
+
+
+@dataclass(frozen=True, eq=False)
+class ColorModel:
+    """Each player's piece colour, learnt from the start position (Lab means and a spread).
+
+    Any two clearly different colours work: a square's owner probability falls off with its
+    colour's distance to each player's mean."""
+
+    means: np.ndarray  # (2, 3)
+    spread: float
+
+    @classmethod
+    def learn(cls, reading: Reading, owners: dict[int, int]) -> ColorModel:
+        """Learn from squares whose owner is known (`{square: 0 or 1}`)."""
+        groups = [[reading.colors[sq] for sq, o in owners.items() if o == owner] for owner in (0, 1)]
+        if not groups[0] or not groups[1]:
+            raise ValueError("both players need pieces on the board to learn their colours")
+        means = np.array([np.mean(g, axis=0) for g in groups])
+        within = np.concatenate([np.linalg.norm(np.array(g) - m, axis=1)
+                                 for g, m in zip(groups, means, strict=True)])
+        between = float(np.linalg.norm(means[0] - means[1]))
+        # The spread never falls below a tenth of the distance between the two colours, so a
+        # die caught in a highlight is not declared nobody's.
+        spread = max(float(np.percentile(within, 90)), between / 10.0, 1.0)
+        return cls(means, spread)
+
+    @property
+    def separation(self) -> float:
+        """Distance between the two colours in units of spread: under ~3 they are too alike."""
+        return float(np.linalg.norm(self.means[0] - self.means[1]) / self.spread)
+
+    def first_owner_probability(self, colors: np.ndarray) -> np.ndarray:
+        """P(the piece belongs to the first player) for each colour row."""
+        d0 = np.sum((colors - self.means[0]) ** 2, axis=1)
+        d1 = np.sum((colors - self.means[1]) ** 2, axis=1)
+        z = np.clip((d1 - d0) / (2.0 * self.spread**2), -50.0, 50.0)
+        return np.asarray(1.0 / (1.0 + np.exp(-z)))

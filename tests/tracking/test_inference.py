@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from referee.rules.rinne import RINNE, TENSEI, Move, State
+from referee.tracking.inference import DICE, MoveInferer, Verdict
+from referee.tracking.reading import ColorModel
+from tests.tracking.fakes import DICE_LABELS, reading_of
+
+
+def sq(name: str) -> int:
+    return RINNE.geometry.parse_square(name)
+
+
+@pytest.fixture
+def rinne() -> MoveInferer:
+    return MoveInferer(RINNE, DICE, DICE_LABELS)
+
+
+def learn(inferer: MoveInferer, position) -> ColorModel:
+    _, owners = inferer.appearance(position)
+    reading = reading_of(inferer, position, seed=99)
+    return ColorModel.learn(reading, {s: int(o) for s, o in enumerate(owners) if o >= 0})
+
+
+def test_colour_model_tells_the_players_apart(rinne):
+    colors = learn(rinne, RINNE.start())
+    assert colors.separation > 5
+    p = colors.first_owner_probability(np.array([[90.0, 1.0, 5.0], [46.0, 50.0, 30.0]]))
+    assert p[0] > 0.99 and p[1] < 0.01
+
+
+def test_every_legal_move_is_inferred_exactly(rinne):
+    start = RINNE.start()
+    colors = learn(rinne, start)
+    for i, move in enumerate(RINNE.legal_moves(start)):
+        after = RINNE.play(start, move)
+        result = rinne.infer(reading_of(rinne, after, seed=i), start, colors)
+        assert (result.verdict, result.move) == (Verdict.MOVE, move)
+        assert result.margin > 3
+
+
+def test_no_change_and_take_back(rinne):
+    start = RINNE.start()
+    colors = learn(rinne, start)
+    assert rinne.infer(reading_of(rinne, start), start, colors).verdict is Verdict.NO_CHANGE
+    after = RINNE.play(start, RINNE.legal_moves(start)[0])
+    result = rinne.infer(reading_of(rinne, start), after, colors, previous=start)
+    assert result.verdict is Verdict.TAKE_BACK
+
+
+def test_forgotten_promotion(rinne):
+    start = RINNE.start()
+    colors = learn(rinne, start)
+    moved_but_still_king = RINNE.play(start, Move(sq("e2"), sq("e3"), State.KING))
+    result = rinne.infer(reading_of(rinne, moved_but_still_king), start, colors)
+    assert result.verdict is Verdict.PROMOTE
+    assert result.move == Move(sq("e2"), sq("e3"), State.KNIGHT)
+
+
+def test_tensei_roll_pending_then_any_rolled_face():
+    tensei = MoveInferer(TENSEI, DICE, DICE_LABELS)
+    start = TENSEI.start()
+    colors = learn(tensei, start)
+    after = TENSEI.play(start, Move(sq("e2"), sq("e3"), State.KING))
+    pending = reading_of(tensei, after, shown={sq("e3"): "6"})
+    result = tensei.infer(pending, start, colors)
+    assert result.verdict is Verdict.ROLL_PENDING
+    for state in State:
+        rolled = TENSEI.play(start, Move(sq("e2"), sq("e3"), state))
+        assert tensei.infer(reading_of(tensei, rolled), start, colors).move == Move(
+            sq("e2"), sq("e3"), state)
+
+
+def test_illegal_change_names_the_squares(rinne):
+    start = RINNE.start()
+    colors = learn(rinne, start)
+    # A king jumps from c1 to c3: not a legal move.
+    wrong = RINNE.play(start, Move(sq("c1"), sq("c3"), State.KNIGHT))
+    result = rinne.infer(reading_of(rinne, wrong), start, colors)
+    assert result.verdict is Verdict.ILLEGAL
+    assert sorted(RINNE.geometry.square_name(s) for s in result.squares) == ["c1", "c3"]
+
+
+def test_a_piece_of_the_wrong_colour_is_illegal(rinne):
+    start = RINNE.start()
+    colors = learn(rinne, start)
+    # White's e2 king walks to e3, but the reading shows a *black* die arriving there.
+    reading = reading_of(rinne, RINNE.play(start, Move(sq("e2"), sq("e3"), State.KNIGHT)))
+    reading.colors[sq("e3")] = [45.0, 55.0, 35.0]
+    assert rinne.infer(reading, start, colors).verdict is Verdict.ILLEGAL
+
+
+def test_an_unsure_square_is_unreadable_not_guessed(rinne):
+    start = RINNE.start()
+    colors = learn(rinne, start)
+    after = RINNE.play(start, Move(sq("e2"), sq("e3"), State.KNIGHT))
+    result = rinne.infer(reading_of(rinne, after, unsure={sq("e3"): 0.4}), start, colors)
+    assert result.verdict is Verdict.UNREADABLE
+    assert result.squares == (sq("e3"),)

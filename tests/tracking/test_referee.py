@@ -1,0 +1,130 @@
+"""The referee state machine and the recorder, fed readings made from positions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from referee.errors import RecordError
+from referee.events import EventKind
+from referee.record import Recorder, load_log, match_from_log
+from referee.referee import Phase, Referee
+from referee.rules import Match
+from referee.rules.records import read_record
+from referee.rules.rinne import RINNE, Move, State
+from referee.tracking.inference import DICE
+from tests.tracking.fakes import DICE_LABELS, reading_of
+
+SAMPLE = Path(__file__).parent.parent / "data" / "records" / "rinne-sample.txt"
+
+
+def sample_positions():
+    match: Match = Match(RINNE)
+    for ply in read_record(SAMPLE).plies:
+        match.push_text(ply.text)
+    return match
+
+
+def kinds(events):
+    return [e.kind for e in events]
+
+
+def test_the_sample_game_is_refereed_to_white_winning(tmp_path):
+    truth = sample_positions()
+    referee = Referee(RINNE, DICE, DICE_LABELS)
+    recorder = Recorder(tmp_path, RINNE, {"White": "W", "Black": "B"})
+    frame = np.full((48, 64, 3), 128, np.uint8)
+    events = []
+    # Setup: first the board is half set up, then complete.
+    half = RINNE.from_placement({"c1": "K", "a2": "K", "c6": "k"})
+    for i, position in enumerate([half, *truth.positions]):
+        for event in referee.on_reading(reading_of(referee.inferer, position, seed=i,
+                                                   frame_index=i)):
+            recorder.write(event, referee.match, frame)
+            events.append(event)
+    recorder.finish(referee.match)
+    assert kinds(events[:2]) == [EventKind.SET_UP, EventKind.STARTED]
+    assert kinds(events[2:-1]) == [EventKind.ACCEPTED] * 31
+    assert events[-1].kind is EventKind.GAME_OVER
+    assert events[-1].detail == "White wins (goal reached)"
+    assert referee.phase is Phase.OVER
+    assert referee.match.moves == truth.moves
+    record = (tmp_path / "game.txt").read_text()
+    assert record.splitlines()[-1] == "16. Rook e6 x c6 = Queen"
+    assert "Result: White wins" in record
+    assert (tmp_path / "keyframes" / "ply-031.jpg").exists()
+    report = (tmp_path / "report.html").read_text()
+    assert report.count("<svg") == 32 and "16. Rook e6 x c6 = Queen" in report
+    # The log replays to the same game.
+    assert match_from_log(load_log(tmp_path / "game.jsonl")).moves == truth.moves
+
+
+def test_illegal_then_corrected_promotion_forgotten_take_back_and_unreadable():
+    referee = Referee(RINNE, DICE, DICE_LABELS)
+    inferer = referee.inferer
+    start = RINNE.start()
+    sq = RINNE.geometry.parse_square
+    assert kinds(referee.on_reading(reading_of(inferer, start))) == [EventKind.STARTED]
+    illegal = RINNE.play(start, Move(sq("c1"), sq("c3"), State.KNIGHT))
+    assert kinds(referee.on_reading(reading_of(inferer, illegal))) == [EventKind.ILLEGAL]
+    assert referee.phase is Phase.CORRECTING
+    assert referee.on_reading(reading_of(inferer, illegal, seed=1)) == []  # said once
+    assert kinds(referee.on_reading(reading_of(inferer, start))) == [EventKind.RESTORED]
+    no_promotion = RINNE.play(start, Move(sq("e2"), sq("e3"), State.KING))
+    events = referee.on_reading(reading_of(inferer, no_promotion))
+    assert kinds(events) == [EventKind.PROMOTE]
+    assert events[0].move == "King e2 - e3 = Knight"
+    assert referee.match.moves == []  # nothing recorded until the die is turned
+    promoted = RINNE.play(start, Move(sq("e2"), sq("e3"), State.KNIGHT))
+    assert kinds(referee.on_reading(reading_of(inferer, promoted))) == [EventKind.ACCEPTED]
+    blurred = reading_of(inferer, promoted, unsure={sq("d4"): 0.35})
+    events = referee.on_reading(blurred)
+    assert kinds(events) == [EventKind.UNREADABLE] and events[0].detail == "squares d4"
+    events = referee.on_reading(reading_of(inferer, start, seed=5))
+    assert kinds(events) == [EventKind.TAKE_BACK]
+    assert events[0].move == "King e2 - e3 = Knight" and referee.match.moves == []
+
+
+def test_pieces_of_one_colour_are_refused_at_setup():
+    referee = Referee(RINNE, DICE, DICE_LABELS)
+    reading = reading_of(referee.inferer, RINNE.start())
+    reading.colors[:] = [80.0, 0.0, 0.0]
+    events = referee.on_reading(reading)
+    assert kinds(events) == [EventKind.UNREADABLE]
+    assert "look alike" in events[0].detail
+    assert referee.phase is Phase.SETUP
+
+
+def test_a_cut_off_last_line_is_forgiven_but_a_corrupt_or_foreign_log_is_not(tmp_path):
+    referee = Referee(RINNE, DICE, DICE_LABELS)
+    recorder = Recorder(tmp_path, RINNE, {})
+    truth = sample_positions()
+    for i, position in enumerate(truth.positions[:6]):
+        for event in referee.on_reading(reading_of(referee.inferer, position, seed=i)):
+            recorder.write(event, referee.match)
+    recorder.close()
+    log_path = tmp_path / "game.jsonl"
+    with open(log_path, "a") as handle:
+        handle.write('{"kind": "ACCEPTED", "frame_ind')  # the plug was pulled here
+    log = load_log(log_path)
+    assert log.truncated_tail
+    assert match_from_log(log).moves == truth.moves[:5]
+    lines = log_path.read_text().splitlines()
+    lines[3] = "garbage"
+    log_path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RecordError, match="line 4 is corrupt"):
+        load_log(log_path)
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text(json.dumps({"hello": 1}) + "\n")
+    with pytest.raises(RecordError, match="not a referee log"):
+        load_log(foreign)
+
+
+def test_an_unwritable_folder_is_one_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(RecordError, match="cannot write the game there"):
+        Recorder(blocker / "game", RINNE, {})
