@@ -106,6 +106,7 @@ class Recorder:
             rows.append(_ply_html(game, ply, text, match.positions[ply], move,
                                   self._keyframe_name(ply)))
         return _PAGE.format(title=html.escape(title), result=html.escape(result),
+                            record=html.escape(format_record(match, self.headers)),
                             rows="\n".join(rows))
 
     def _keyframe_name(self, ply: int) -> str | None:
@@ -230,6 +231,7 @@ body {{ font-family: sans-serif; margin: 2em; }}
 .ply img {{ display: block; width: 240px; margin-top: .4em; }}
 </style></head>
 <body><h1>{title}</h1><p>Result: <strong>{result}</strong></p>
+<details><summary>Record</summary><pre>{record}</pre></details>
 {rows}
 </body></html>
 """
