@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -231,7 +232,8 @@ def _detect_charuco(gray: np.ndarray, pattern: Charuco, name: str) -> Detection 
         return None
     if board.checkCharucoCornersCollinear(ids):
         return None
-    objects, images = board.matchImagePoints(corners, ids)
+    # The stubs want a sequence of marker corners; ChArUco corners are one (N, 1, 2) array.
+    objects, images = cast(Any, board).matchImagePoints(corners, ids)
     height, width = gray.shape[:2]
     total = (pattern.cols - 1) * (pattern.rows - 1)
     return Detection(
@@ -294,7 +296,7 @@ def calibrate(
         [d.image_points for d in detections],
         size,
         initial,
-        None,
+        np.zeros(5),
         flags=flags,
     )
     rms, camera_matrix, dist = result[0], result[1], result[2]

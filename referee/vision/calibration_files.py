@@ -158,6 +158,15 @@ def load_board(path: str | Path) -> BoardProfile:
     return profile
 
 
+def read_kind(path: str | Path) -> str:
+    """The `kind` field of a calibration file ('camera' or 'board'), before validation."""
+    path = Path(path)
+    kind = _read_mapping(path).get("kind")
+    if kind not in ("camera", "board"):
+        raise CalibrationError(f"{path}: field 'kind' must be 'camera' or 'board'")
+    return str(kind)
+
+
 def load_board_camera(profile: BoardProfile) -> CameraCalibration | None:
     """The camera calibration a board profile names, or None where it names none."""
     return None if profile.camera is None else load_camera(profile.camera)

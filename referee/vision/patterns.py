@@ -76,7 +76,7 @@ def _charuco_rects(pattern: Charuco, margin: float) -> list[Rect]:
     board = pattern.board()
     s = pattern.square_mm
     markers = [np.asarray(p, np.float64)[:, :2] for p in board.getObjPoints()]
-    ids = board.getIds().ravel().tolist()
+    ids = np.asarray(board.getIds()).ravel().tolist()
     dictionary = board.getDictionary()
     n = dictionary.markerSize
     # The squares that hold no marker are the black ones.
@@ -91,7 +91,7 @@ def _charuco_rects(pattern: Charuco, margin: float) -> list[Rect]:
         x0, y0 = corners[0]
         cell = pattern.marker_mm / (n + 2)  # one black cell of border on each side
         byte_row = dictionary.bytesList[marker_id : marker_id + 1]
-        bits = cv2.aruco.Dictionary_getBitsFromByteList(byte_row, n)
+        bits = cv2.aruco.Dictionary.getBitsFromByteList(byte_row, n)
         for r in range(n + 2):
             for c in range(n + 2):
                 inner = 0 < r <= n and 0 < c <= n

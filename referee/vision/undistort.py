@@ -32,7 +32,7 @@ class Undistorter:
             raise CalibrationError(
                 f"frame is {width}x{height} but the camera calibration is for {w}x{h}"
             )
-        if self.map1 is None:
+        if self.map1 is None or self.map2 is None:
             return frame_bgr
         return cv2.remap(frame_bgr, self.map1, self.map2, cv2.INTER_LINEAR)
 
