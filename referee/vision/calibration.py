@@ -2,11 +2,12 @@
 
 Chessboards are found with `cv2.findChessboardCorners` and refined with
 `cv2.cornerSubPix`; where that finder fails, `cv2.findChessboardCornersSB` is tried.
-The refinement window adapts to the pattern's size in each photo: a fixed 11x11 window
+The refinement windows adapt to the pattern's size in each photo: a fixed 11x11 window
 (OpenCV's sample default) reaches over the neighbouring corners of a small or steeply
 tilted board and drags corners by several pixels (on OpenCV's own left02.jpg by 7.6 px;
-see benchmarks/calibration_opencv_samples.md). ChArUco boards use
-`cv2.aruco.CharucoDetector` and `CharucoBoard.matchImagePoints` (OpenCV ≥ 4.7 API), so
+see benchmarks/calibration_opencv_samples.md), while a small window alone cannot reach
+the true corner when the finder's rough corner is far off: so a wide pass, then a narrow.
+ChArUco boards use `cv2.aruco.CharucoDetector` and `CharucoBoard.matchImagePoints` (OpenCV ≥ 4.7 API), so
 photos that show only part of the board still count.
 
 Photos where the pattern is not found are refused by name and left out; the calibration
@@ -32,9 +33,10 @@ log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 DEFAULT_MIN_VIEWS = 5
-# The half-size of cornerSubPix's window as a share of the shortest corner spacing in the
-# photo: large enough to average the edges, small enough to stay off the next corner.
-SUBPIX_WINDOW_SHARE = 0.3
+# The half-sizes of cornerSubPix's windows as shares of the shortest corner spacing in the
+# photo: a coarse pass wide enough to reach the true corner from the finder's rough one
+# (off by up to ~9 px on steep views), then a fine pass that stays off the next corner.
+SUBPIX_WINDOW_SHARES = (0.6, 0.3)
 SUBPIX_WINDOW_MAX = 11  # OpenCV's sample default, kept as the upper bound
 _SUBPIX_CRITERIA = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_COUNT, 30, 1e-3)
 # A ChArUco view needs enough corners, not on one line, for a homography and more.
@@ -208,8 +210,13 @@ def find_chessboard(
     flags = cv2.CALIB_CB_ADAPTIVE_THRESH | cv2.CALIB_CB_NORMALIZE_IMAGE
     found, corners = cv2.findChessboardCorners(gray, size, flags=flags)
     if found:
-        win = subpix_window if subpix_window is not None else _subpix_window(corners, size)
-        return cv2.cornerSubPix(gray, corners, (win, win), (-1, -1), _SUBPIX_CRITERIA)
+        if subpix_window is not None:
+            windows = [subpix_window]
+        else:
+            windows = [_subpix_window(corners, size, share) for share in SUBPIX_WINDOW_SHARES]
+        for win in windows:
+            corners = cv2.cornerSubPix(gray, corners, (win, win), (-1, -1), _SUBPIX_CRITERIA)
+        return corners
     # The sector-based finder copes with blur, glare and boards without a white border;
     # its corners are already sub-pixel.
     found, corners = cv2.findChessboardCornersSB(gray, size, flags=cv2.CALIB_CB_NORMALIZE_IMAGE)
@@ -218,11 +225,11 @@ def find_chessboard(
     return None
 
 
-def _subpix_window(corners: np.ndarray, size: tuple[int, int]) -> int:
+def _subpix_window(corners: np.ndarray, size: tuple[int, int], share: float) -> int:
     grid = corners.reshape(size[1], size[0], 2)
     along = np.linalg.norm(np.diff(grid, axis=1), axis=2).min()
     across = np.linalg.norm(np.diff(grid, axis=0), axis=2).min()
-    return int(np.clip(round(SUBPIX_WINDOW_SHARE * min(along, across)), 2, SUBPIX_WINDOW_MAX))
+    return int(np.clip(round(share * min(along, across)), 2, SUBPIX_WINDOW_MAX))
 
 
 def _detect_charuco(gray: np.ndarray, pattern: Charuco, name: str) -> Detection | None:
