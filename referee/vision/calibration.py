@@ -7,8 +7,8 @@ The refinement windows adapt to the pattern's size in each photo: a fixed 11x11 
 tilted board and drags corners by several pixels (on OpenCV's own left02.jpg by 7.6 px;
 see benchmarks/calibration_opencv_samples.md), while a small window alone cannot reach
 the true corner when the finder's rough corner is far off: so a wide pass, then a narrow.
-ChArUco boards use `cv2.aruco.CharucoDetector` and `CharucoBoard.matchImagePoints` (OpenCV ≥ 4.7 API), so
-photos that show only part of the board still count.
+ChArUco boards use `cv2.aruco.CharucoDetector` and `CharucoBoard.matchImagePoints`
+(OpenCV ≥ 4.7 API), so photos that show only part of the board still count.
 
 Photos where the pattern is not found are refused by name and left out; the calibration
 itself fails with one `CalibrationError` line when too few views remain.
