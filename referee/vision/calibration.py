@@ -4,7 +4,7 @@ Chessboards are found with `cv2.findChessboardCorners` and refined with
 `cv2.cornerSubPix`; where that finder fails, `cv2.findChessboardCornersSB` is tried.
 The refinement windows adapt to the pattern's size in each photo: a fixed 11x11 window
 (OpenCV's sample default) reaches over the neighbouring corners of a small or steeply
-tilted board and drags corners by several pixels (on OpenCV's own left02.jpg by 7.6 px;
+tilted board and drags corners by several pixels (on OpenCV's own left02.jpg by 6.3 px;
 see benchmarks/calibration_opencv_samples.md), while a small window alone cannot reach
 the true corner when the finder's rough corner is far off: so a wide pass, then a narrow.
 ChArUco boards use `cv2.aruco.CharucoDetector` and `CharucoBoard.matchImagePoints`

@@ -16,7 +16,7 @@ from referee.vision.calibration import Charuco, Chessboard, calibrate_folder, fi
 from referee.vision.calibration_files import CameraCalibration
 from referee.vision.camera_defaults import pi_camera_module_3
 from referee.vision.patterns import layout, rasterise, to_pdf, to_svg, write_pattern
-from referee.vision.undistort import make_undistorter
+from referee.vision.undistort import make_undistorter, warp_maps
 
 SAMPLES = Path(__file__).parents[1] / "data" / "calibration" / "opencv-left"
 
@@ -133,3 +133,34 @@ def test_no_distortion_passes_frames_through_and_sizes_must_match() -> None:
         undistort(np.zeros((480, 640, 3), np.uint8))
     scaled = make_undistorter(pi_camera_module_3(1920, 1080), (1280, 720))
     assert scaled.camera_matrix[0, 0] == pytest.approx(pi_camera_module_3(1280, 720).K[0, 0])
+
+
+def test_one_remap_undistorts_and_warps_the_board_flat() -> None:
+    """The raw photo → a top-down chessboard in one remap: its corners land on a square grid."""
+    board = Chessboard(9, 6, 25.0)
+    result = calibrate_folder(SAMPLES, board)
+    calibration = CameraCalibration(
+        result.image_size,
+        tuple(tuple(float(v) for v in row) for row in result.camera_matrix),
+        tuple(float(c) for c in result.dist_coeffs),
+        result.rms_px,
+        "test",
+    )
+    photo = cv2.imread(str(SAMPLES / "left12.jpg"))
+    corners = find_chessboard(cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY), board)
+    assert corners is not None
+    # The homography from undistorted pixels (the calibration's K) to a 40 px-per-square
+    # board image with a 60 px border.
+    flat = cv2.undistortPoints(corners, calibration.K, calibration.dist, P=calibration.K)
+    target = board.object_points()[:, :2] / 25.0 * 40 + 60
+    homography, _ = cv2.findHomography(flat.reshape(-1, 2), target)
+    warp = warp_maps(calibration, homography, (8 * 40 + 120, 5 * 40 + 120))
+    top_down = warp(photo)
+    found = find_chessboard(cv2.cvtColor(top_down, cv2.COLOR_BGR2GRAY), board)
+    assert found is not None
+    assert np.abs(found.reshape(-1, 2) - target).max() < 0.6
+    # A homography alone leaves the lens's bend in: corners several pixels off the grid.
+    plain, _ = cv2.findHomography(corners.reshape(-1, 2), target)
+    bent = cv2.warpPerspective(photo, plain, (8 * 40 + 120, 5 * 40 + 120))
+    found = find_chessboard(cv2.cvtColor(bent, cv2.COLOR_BGR2GRAY), board)
+    assert found is not None and np.abs(found.reshape(-1, 2) - target).max() > 1.5
