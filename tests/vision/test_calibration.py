@@ -210,7 +210,9 @@ def render_view(page: np.ndarray, mm_per_px: float, margin_mm: float, centre_mm:
     return np.asarray(np.clip(cv2.GaussianBlur(noisy, (0, 0), 0.7), 0, 255), np.uint8)
 
 
-def test_charuco_views_recover_the_rendering_camera(tmp_path: Path) -> None:
+def test_charuco_views_recover_the_rendering_camera(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pattern = Charuco(7, 5, 30.0, 21.0)
     page = layout(pattern)
     dpi = 150
@@ -238,3 +240,10 @@ def test_charuco_views_recover_the_rendering_camera(tmp_path: Path) -> None:
     assert found["cy"] == pytest.approx(355.0, abs=6.0)
     assert result.rms_px < 0.5
     assert math.isfinite(result.rms_px)
+    # The same through the command, which also names the partial view's corner count.
+    out = tmp_path / "charuco.yaml"
+    args = ["--pattern", "7x5", "--square-mm", "30", "--charuco", "--marker-mm", "21"]
+    code = main(["calibrate", "camera", "--images", str(tmp_path), *args, "--out", str(out)])
+    assert code == 0
+    assert "view6.png   19 corners" in capsys.readouterr().out
+    assert load_camera(out).K[0, 0] == pytest.approx(800.0, rel=0.01)
