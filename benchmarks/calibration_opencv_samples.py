@@ -26,6 +26,14 @@ from referee.vision.calibration import (
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "data" / "calibration" / "opencv-left"
+
+
+def imread(path: Path, flags: int = cv2.IMREAD_COLOR) -> np.ndarray:
+    image = cv2.imread(str(path), flags)
+    assert image is not None, path
+    return image
+
+
 BOARD = Chessboard(9, 6, 25.0)
 
 
@@ -50,7 +58,7 @@ def run(window: int | None, fix_aspect: bool) -> tuple[dict[str, float], float, 
 def corner_figure(out: Path) -> None:
     """left02.jpg with its corners, and a 6x zoom of one corner: published window (red)
     against the referee's two-pass refinement (green)."""
-    photo = cv2.imread(str(SAMPLES / "left02.jpg"))
+    photo = imread(SAMPLES / "left02.jpg")
     fixed, _ = detect_all([SAMPLES / "left02.jpg"], BOARD, subpix_window=11)
     adaptive, _ = detect_all([SAMPLES / "left02.jpg"], BOARD)
     a, b = fixed[0].image_points.reshape(-1, 2), adaptive[0].image_points.reshape(-1, 2)
@@ -111,7 +119,7 @@ def sb_only(reference: dict[str, float]) -> None:
     start = time.perf_counter()
     images, missed = [], []
     for path in find_images(SAMPLES):
-        gray = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+        gray = imread(path, cv2.IMREAD_GRAYSCALE)
         found, corners = cv2.findChessboardCornersSB(
             gray, (9, 6), flags=cv2.CALIB_CB_NORMALIZE_IMAGE
         )

@@ -26,6 +26,14 @@ from referee.vision.calibration_files import load_camera
 from referee.vision.patterns import layout, rasterise
 
 SAMPLES = Path(__file__).parents[1] / "data" / "calibration" / "opencv-left"
+
+
+def imread(path: Path, flags: int = cv2.IMREAD_COLOR) -> np.ndarray:
+    image = cv2.imread(str(path), flags)
+    assert image is not None, path
+    return image
+
+
 BOARD = Chessboard(9, 6, 25.0)
 
 # OpenCV's published calibration of these 13 photos: samples/data/left_intrinsics.yml in
@@ -119,7 +127,7 @@ def test_a_photo_without_the_pattern_is_refused_by_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = copy_samples(tmp_path / "photos", FIVE)
-    photo = cv2.imread(str(SAMPLES / "left01.jpg"))
+    photo = imread(SAMPLES / "left01.jpg")
     # The desk beside the board: a real photo, same size, no chessboard.
     desk = cv2.resize(photo[200:480, 0:180], (640, 480))
     cv2.imwrite(str(folder / "desk.png"), desk)
@@ -150,7 +158,7 @@ def test_photos_that_all_lack_the_pattern_are_one_line_and_exit_1(
 ) -> None:
     folder = tmp_path / "photos"
     folder.mkdir()
-    photo = cv2.imread(str(SAMPLES / "left12.jpg"))
+    photo = imread(SAMPLES / "left12.jpg")
     for i in range(3):
         cv2.imwrite(str(folder / f"blank{i}.jpg"), cv2.GaussianBlur(photo, (0, 0), 12 + i))
     code, _, err = run(camera_args(folder, tmp_path / "c.yaml"), capsys)
@@ -172,7 +180,7 @@ def test_too_few_views_is_one_line_and_exit_1(
 def test_unreadable_and_odd_sized_photos_are_refused(tmp_path: Path) -> None:
     folder = copy_samples(tmp_path / "photos", FIVE)
     (folder / "broken.jpg").write_bytes(b"this is not a JPEG")
-    small = cv2.resize(cv2.imread(str(SAMPLES / "left14.jpg")), (320, 240))
+    small = cv2.resize(imread(SAMPLES / "left14.jpg"), (320, 240))
     cv2.imwrite(str(folder / "small.png"), small)
     detections, refused = detect_all(find_images(folder), BOARD)
     assert len(detections) == 5

@@ -21,6 +21,12 @@ from referee.vision.undistort import make_undistorter, warp_maps
 SAMPLES = Path(__file__).parents[1] / "data" / "calibration" / "opencv-left"
 
 
+def imread(path: Path, flags: int = cv2.IMREAD_COLOR) -> np.ndarray:
+    image = cv2.imread(str(path), flags)
+    assert image is not None, path
+    return image
+
+
 def test_svg_is_true_size() -> None:
     page = layout(Chessboard(9, 6, 25.0))
     svg = to_svg(page)
@@ -50,7 +56,7 @@ def test_png_records_its_dpi_and_its_squares_measure_true(tmp_path: Path) -> Non
     at = data.index(b"pHYs")
     x, y, unit = struct.unpack(">IIB", data[at + 4 : at + 13])
     assert (x, y, unit) == (round(200 / 0.0254), round(200 / 0.0254), 1)
-    gray = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+    gray = imread(path, cv2.IMREAD_GRAYSCALE)
     corners = find_chessboard(gray, Chessboard(9, 6, 25.0))
     assert corners is not None
     grid = corners.reshape(6, 9, 2)
@@ -80,7 +86,7 @@ def test_a_charuco_pattern_fits_a4_and_is_detected(tmp_path: Path) -> None:
     path = tmp_path / "charuco.png"
     page = write_pattern(Charuco(7, 5, 25.0, 18.0), path, dpi=150)
     assert page.fits()
-    gray = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+    gray = imread(path, cv2.IMREAD_GRAYSCALE)
     _, ids, _, _ = cv2.aruco.CharucoDetector(Charuco(7, 5, 25.0, 18.0).board()).detectBoard(gray)
     assert ids is not None and sorted(ids.ravel().tolist()) == list(range(24))
 
@@ -111,7 +117,7 @@ def test_undistortion_straightens_the_chessboard_rows(name: str) -> None:
         "test",
     )
     undistort = make_undistorter(calibration)
-    photo = cv2.imread(str(SAMPLES / name))
+    photo = imread(SAMPLES / name)
     flat = undistort(photo)
     assert flat.shape == photo.shape
     before = straightness_px(cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY))
@@ -146,7 +152,7 @@ def test_one_remap_undistorts_and_warps_the_board_flat() -> None:
         result.rms_px,
         "test",
     )
-    photo = cv2.imread(str(SAMPLES / "left12.jpg"))
+    photo = imread(SAMPLES / "left12.jpg")
     corners = find_chessboard(cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY), board)
     assert corners is not None
     # The homography from undistorted pixels (the calibration's K) to a 40 px-per-square
