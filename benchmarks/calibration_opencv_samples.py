@@ -83,7 +83,7 @@ def corner_figure(out: Path) -> None:
                     cv2.LINE_AA)  # fmt: skip
     side = np.vstack([panel, text])
     out.parent.mkdir(parents=True, exist_ok=True)
-    cv2.imwrite(str(out), np.hstack([overlay, side]))
+    cv2.imwrite(str(out), np.hstack([overlay, side]), [cv2.IMWRITE_PNG_COMPRESSION, 9])
 
 
 def main() -> None:
