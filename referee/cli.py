@@ -48,6 +48,62 @@ def _play(args: argparse.Namespace) -> int:
     return play_in_terminal(find_game(args.game), input_fn=input, output_fn=print)
 
 
+# ---- calibrate: camera intrinsics and printable patterns (board: later) ----------------
+
+
+def _calibrate_camera(args: argparse.Namespace) -> int:
+    from referee.calibrate import run_calibrate_camera
+
+    return run_calibrate_camera(args)
+
+
+def _calibrate_pattern(args: argparse.Namespace) -> int:
+    from referee.calibrate import run_calibrate_pattern
+
+    return run_calibrate_pattern(args)
+
+
+def _calibrate_check(args: argparse.Namespace) -> int:
+    from referee.calibrate import run_calibrate_check
+
+    return run_calibrate_check(args)
+
+
+def _add_calibrate(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    from referee.calibrate import add_camera_arguments, add_pattern_arguments
+
+    calibrate = verb("calibrate", _no_subverb, "make and check calibration files")
+    subs = calibrate.add_subparsers(dest="calibrate_verb", required=True, metavar="WHAT")
+    camera = subs.add_parser(
+        "camera",
+        help="camera intrinsics and distortion from photos of a printed pattern",
+        description="camera intrinsics and distortion from photos of a printed pattern",
+    )
+    camera.set_defaults(handler=_calibrate_camera)
+    add_camera_arguments(camera)
+    pattern = subs.add_parser(
+        "pattern",
+        help="write a printable calibration pattern at true size (.svg, .pdf, .png)",
+        description="write a printable calibration pattern at true size (.svg, .pdf, .png)",
+    )
+    pattern.set_defaults(handler=_calibrate_pattern)
+    add_pattern_arguments(pattern)
+    check = subs.add_parser(
+        "check",
+        help="validate calibration files (camera or board) and summarise them",
+        description="validate calibration files (camera or board) and summarise them",
+    )
+    check.set_defaults(handler=_calibrate_check)
+    check.add_argument("files", nargs="+", metavar="FILE", help="a .yaml or .toml file")
+
+
+def _no_subverb(args: argparse.Namespace) -> int:
+    raise RefereeError("calibrate needs one of: camera, pattern, check")
+
+
+# ---- end of calibrate --------------------------------------------------------------------
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="referee", description="A camera referee for Rinne, Tensei and their family."
@@ -71,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     play = verb("play", _play, "two people play a game in the terminal")
     play.add_argument("--game", required=True, help=f"one of: {games}")
+
+    _add_calibrate(verb)
     return parser
 
 

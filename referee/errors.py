@@ -29,3 +29,8 @@ class RecordError(RefereeError, ValueError):
 
 class RulesetError(RefereeError, ValueError):
     """A ruleset file or option that is invalid."""
+
+
+class CalibrationError(RefereeError, ValueError):
+    """A calibration that cannot be made or read: no photos, no pattern in them, too few
+    views, or a calibration file with a missing, unknown or wrong-typed field."""

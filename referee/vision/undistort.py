@@ -1,0 +1,106 @@
+"""Lens undistortion: maps computed once, then one `cv2.remap` per frame.
+
+Undistorting a whole 1280x720 BGR frame costs 3.3-4.5 ms on one core here
+(benchmarks/undistort_speed.md), about 10-14 ms on a Pi 5: the whole tracking budget.
+So the pipeline should not undistort frames: it should undistort *points*
+(`undistort_points`) and fold the lens into the board warp (`warp_maps`): one remap from
+the raw frame straight to the top-down board, cheaper than `warpPerspective` alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from referee.errors import CalibrationError
+from referee.vision.calibration_files import CameraCalibration
+
+
+@dataclass(frozen=True, eq=False)  # arrays: compare by identity
+class Undistorter:
+    """Fixed-point remap tables from a distorted frame to a pinhole frame of the same size.
+
+    `camera_matrix` is the intrinsics of the *undistorted* frames, which is what any
+    later geometry (homographies, pose) must use."""
+
+    image_size: tuple[int, int]
+    camera_matrix: np.ndarray
+    map1: np.ndarray | None  # None where the lens has no distortion: frames pass through
+    map2: np.ndarray | None
+    valid_roi: tuple[int, int, int, int]  # x, y, w, h of pixels that come from the sensor
+
+    def __call__(self, frame_bgr: np.ndarray) -> np.ndarray:
+        height, width = frame_bgr.shape[:2]
+        if (width, height) != self.image_size:
+            w, h = self.image_size
+            raise CalibrationError(
+                f"frame is {width}x{height} but the camera calibration is for {w}x{h}"
+            )
+        if self.map1 is None or self.map2 is None:
+            return frame_bgr
+        return cv2.remap(frame_bgr, self.map1, self.map2, cv2.INTER_LINEAR)
+
+    def undistort_points(self, points_px: np.ndarray, calibration: CameraCalibration) -> np.ndarray:
+        """Points (N, 2) in the distorted frame → the same points in the undistorted frame."""
+        pts = np.asarray(points_px, np.float64).reshape(-1, 1, 2)
+        out = cv2.undistortPoints(pts, calibration.K, calibration.dist, P=self.camera_matrix)
+        return np.asarray(out).reshape(-1, 2)
+
+
+def make_undistorter(
+    calibration: CameraCalibration,
+    image_size: tuple[int, int] | None = None,
+    *,
+    alpha: float = 0.0,
+) -> Undistorter:
+    """Remap tables for `calibration` at `image_size` (default: the calibration's own).
+
+    `alpha` = 0 keeps only pixels that exist in the photo (a slight zoom); 1 keeps every
+    photo pixel, with black corners. A calibration made at another size of the same aspect
+    is scaled first."""
+    if not 0.0 <= alpha <= 1.0:
+        raise CalibrationError(f"alpha must be between 0 and 1, not {alpha}")
+    if image_size is not None and image_size != calibration.image_size:
+        calibration = calibration.scaled_to(*image_size)
+    size = calibration.image_size
+    if not calibration.has_distortion:
+        w, h = size
+        return Undistorter(size, calibration.K, None, None, (0, 0, w, h))
+    k, dist = calibration.K, calibration.dist
+    new_k, roi = cv2.getOptimalNewCameraMatrix(k, dist, size, alpha, size)
+    # CV_16SC2 tables: fixed-point coordinates, ~1.4x faster to remap than float maps.
+    map1, map2 = cv2.initUndistortRectifyMap(k, dist, None, new_k, size, cv2.CV_16SC2)
+    x, y, w, h = (int(v) for v in roi)
+    return Undistorter(size, new_k, map1, map2, (x, y, w, h))
+
+
+@dataclass(frozen=True, eq=False)  # arrays: compare by identity
+class WarpMaps:
+    """Remap tables from the raw (distorted) frame to a view defined by a homography."""
+
+    out_size: tuple[int, int]
+    map1: np.ndarray
+    map2: np.ndarray
+
+    def __call__(self, frame_bgr: np.ndarray) -> np.ndarray:
+        return cv2.remap(frame_bgr, self.map1, self.map2, cv2.INTER_LINEAR)
+
+
+def warp_maps(
+    calibration: CameraCalibration, homography: np.ndarray, out_size: tuple[int, int]
+) -> WarpMaps:
+    """Tables for `out = warpPerspective(undistort(frame), homography)` in one remap.
+
+    `homography` maps *undistorted* pixel coordinates (the calibration's own K, not an
+    optimal new one) to output pixels, e.g. image → top-down board. Build the tables
+    once per board pose; each frame then costs a remap of the output size only."""
+    k = calibration.K
+    h = np.asarray(homography, np.float64)
+    # initUndistortRectifyMap sends output pixel p along the ray (P R)^-1 p, then through
+    # the lens and K. With P = I and R = H K that ray is K^-1 H^-1 p: the undistorted
+    # pixel H^-1 p, seen by the calibrated camera. (R need not be a rotation here.)
+    map1, map2 = cv2.initUndistortRectifyMap(
+        k, calibration.dist, h @ k, np.eye(3), out_size, cv2.CV_16SC2
+    )
+    return WarpMaps(out_size, map1, map2)
