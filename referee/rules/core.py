@@ -97,10 +97,21 @@ M = TypeVar("M", bound=Hashable)
 class Game(Protocol[P, M]):
     """What every ruleset offers. Positions and moves are immutable, hashable values."""
 
-    name: str  # registry name, e.g. "rinne-5x5"
-    title: str  # the record's `Game:` header, e.g. "Rinne"
-    variant: str  # the record's `Variant:` header, e.g. "5x5"
-    player_names: tuple[str, str]
+    # Read-only members, so that frozen dataclasses satisfy the protocol.
+    @property
+    def name(self) -> str:  # registry name, e.g. "rinne-5x5"
+        ...
+
+    @property
+    def title(self) -> str:  # the record's `Game:` header, e.g. "Rinne"
+        ...
+
+    @property
+    def variant(self) -> str:  # the record's `Variant:` header, e.g. "5x5"
+        ...
+
+    @property
+    def player_names(self) -> tuple[str, str]: ...
 
     def start(self) -> P: ...
 
@@ -182,7 +193,12 @@ class Match(Generic[P, M]):
     def push(self, move: M) -> None:
         if self.outcome is not None:
             raise IllegalMoveError(f"the game is over ({self.outcome.result(self.game.player_names)})")
-        if move not in self.game.legal_moves(self.position):
+        # A game may offer a faster `is_legal(position, move)` (Renaissance: generating every
+        # preparation move needs a packing test each).
+        is_legal = getattr(self.game, "is_legal", None)
+        legal = (is_legal(self.position, move) if is_legal is not None
+                 else move in self.game.legal_moves(self.position))
+        if not legal:
             raise IllegalMoveError(f"{move} is not legal here")
         child = self.game.play(self.position, move)
         self._seen[child] += 1

@@ -5,7 +5,7 @@ board's eight symmetries, and a packing test (do these tiles still fit?)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache, lru_cache
 
 Cell = tuple[int, int]  # (file, rank)
 
@@ -28,10 +28,16 @@ SHAPE_NAMES = {
 # Larger shapes first: the order tiles are numbered in and the packing test places them in.
 SHAPE_ORDER = ("I4", "O4", "T4", "S4", "L4", "V3", "I3", "I2")
 
+# The eight symmetries of the square as matrices: (x, y) -> (a x + b y, c x + d y).
 _TRANSFORMS = (
-    lambda x, y: (x, y), lambda x, y: (-y, x), lambda x, y: (-x, -y), lambda x, y: (y, -x),
-    lambda x, y: (-x, y), lambda x, y: (y, x), lambda x, y: (x, -y), lambda x, y: (-y, -x),
+    (1, 0, 0, 1), (0, -1, 1, 0), (-1, 0, 0, -1), (0, 1, -1, 0),
+    (-1, 0, 0, 1), (0, 1, 1, 0), (1, 0, 0, -1), (0, -1, -1, 0),
 )
+
+
+def transform(matrix: tuple[int, int, int, int], x: int, y: int) -> Cell:
+    a, b, c, d = matrix
+    return a * x + b * y, c * x + d * y
 
 
 def normalise(cells: Iterable[Cell]) -> tuple[Cell, ...]:
@@ -45,7 +51,7 @@ def normalise(cells: Iterable[Cell]) -> tuple[Cell, ...]:
 def orientations(cells: Iterable[Cell]) -> tuple[tuple[Cell, ...], ...]:
     """The distinct fixed shapes a tile takes when rotated and flipped."""
     cells = tuple(cells)
-    return tuple(sorted({normalise(t(x, y) for x, y in cells) for t in _TRANSFORMS}))
+    return tuple(sorted({normalise(transform(t, x, y) for x, y in cells) for t in _TRANSFORMS}))
 
 
 def canonical(cells: Iterable[Cell]) -> tuple[Cell, ...]:
@@ -75,7 +81,7 @@ def centre(size: int) -> int:
     return (size // 2) * size + size // 2
 
 
-@lru_cache(maxsize=None)
+@cache
 def placements(size: int, code: str) -> tuple[tuple[int, ...], ...]:
     """Every placement of the shape on the board as sorted square indices, avoiding the
     blocked centre; square = rank * size + file."""
@@ -92,7 +98,7 @@ def placements(size: int, code: str) -> tuple[tuple[int, ...], ...]:
     return tuple(sorted(found))
 
 
-@lru_cache(maxsize=None)
+@cache
 def placement_masks(size: int, code: str) -> tuple[int, ...]:
     return tuple(sum(1 << sq for sq in squares) for squares in placements(size, code))
 
@@ -109,7 +115,7 @@ def symmetries(size: int) -> tuple[tuple[int, ...], ...]:
     for t in _TRANSFORMS:
         mapping = []
         for square in range(size * size):
-            nx, ny = t(square % size - c, square // size - c)
+            nx, ny = transform(t, square % size - c, square // size - c)
             mapping.append((ny + c) * size + nx + c)
         maps.append(tuple(mapping))
     return tuple(maps)

@@ -14,6 +14,7 @@ A player who cannot act is skipped (no ply is written); a phase ends by itself."
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from referee.rules.core import Color, Geometry, Outcome, Termination
 from referee.rules.polyomino import can_pack, centre, placement_masks, placements
@@ -34,6 +35,7 @@ from referee.rules.renaissance_position import (
     Scores,
 )
 from referee.rules.renaissance_ruleset import RenaissanceSettings, default_settings
+
 
 @dataclass(frozen=True)
 class _Board:
@@ -112,6 +114,10 @@ class RenaissanceRules:
     name: str = "renaissance"
     title: str = "Renaissance"
     player_names: tuple[str, str] = ("Gold", "Silver")
+    help_text: ClassVar[str] = (
+        "Type a tile and its squares ('L4 a1 b1 c1 a2'), a marker's square ('c3', 'a2>' for a "
+        "push-in), a monomino ('M c3') or a marker move ('c5 - c6'); or 'moves', 'undo', "
+        "'record', 'quit'.")
     _board: _Board = field(init=False, repr=False, compare=False)
     _notation: RenaissanceNotation = field(init=False, repr=False, compare=False)
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from referee.errors import IllegalMoveError, NotationError, RulesetError
 from referee.rules.core import Color, Geometry, Outcome, Termination
@@ -98,6 +98,8 @@ class ZensuRules:
     title: str = "Zensū"
     variant: str = "6x9 standard"
     player_names: tuple[str, str] = ("Turquoise", "Red")
+    help_text: ClassVar[str] = ("Type a move (e.g. '1 b2 - b3', '2 d1 x d3' or 'b2b3'), 'moves', "
+                                "'undo', 'record' or 'quit'.")
     _steps: tuple[tuple[dict[int, tuple[Step, ...]], ...], ...] = field(
         init=False, repr=False, compare=False)
 
@@ -202,9 +204,10 @@ class ZensuRules:
             return Outcome(Termination.HOME_REACHED, mover)
         if not any(v * sign < 0 for v in position.board):
             return Outcome(Termination.ALL_CAPTURED, mover)
-        if not self._raw_moves(position.board, other):
-            if self.no_legal_move == "lose" or not self._raw_moves(position.board, mover):
-                return Outcome(Termination.NO_MOVES, mover)
+        # "pass": a player without a move passes; if neither can move, the side to move loses
+        if not self._raw_moves(position.board, other) and (
+                self.no_legal_move == "lose" or not self._raw_moves(position.board, mover)):
+            return Outcome(Termination.NO_MOVES, mover)
         return None
 
     def parse_move(self, position: Position, text: str) -> Move:
@@ -282,7 +285,9 @@ class ZensuRules:
                     cells.append(str(piece.number))
                 else:
                     cells.append("abcdefghi"[piece.number - 1])
-            home = " home" if rank in (0, self.ranks - 1) and self.home_ranks else ""
+            square = geometry.square(0, rank)
+            home = " home" if self.is_home(square, Color.FIRST) or self.is_home(
+                square, Color.SECOND) else ""
             lines.append(f"{rank + 1:>2} " + " ".join(cells) + home)
         lines.append("   " + " ".join("abcdefghijklmnopqrstuvwxyz"[: self.files]))
         return "\n".join(lines) + "\n(Turquoise: 1 2, Red: a b)"
@@ -332,7 +337,10 @@ def zensu_from_toml(data: dict[str, Any], origin: str) -> ZensuRules:
                       variant=root.string("variant", f"{files}x{ranks}"))
 
 
-def _read_edges(table: Table, files: int, ranks: int) -> tuple[tuple[int, tuple[int, int, int, int]], ...]:
+Edges = tuple[tuple[int, tuple[int, int, int, int]], ...]
+
+
+def _read_edges(table: Table, files: int, ranks: int) -> Edges:
     edges = []
     for key in table.data:
         if not key.isdigit() or int(key) < 1:
