@@ -29,7 +29,7 @@ SHAPE_NAMES = {
 SHAPE_ORDER = ("I4", "O4", "T4", "S4", "L4", "V3", "I3", "I2")
 
 # The eight symmetries of the square as matrices: (x, y) -> (a x + b y, c x + d y).
-_TRANSFORMS = (
+TRANSFORMS = (
     (1, 0, 0, 1), (0, -1, 1, 0), (-1, 0, 0, -1), (0, 1, -1, 0),
     (-1, 0, 0, 1), (0, 1, 1, 0), (1, 0, 0, -1), (0, -1, -1, 0),
 )
@@ -51,7 +51,7 @@ def normalise(cells: Iterable[Cell]) -> tuple[Cell, ...]:
 def orientations(cells: Iterable[Cell]) -> tuple[tuple[Cell, ...], ...]:
     """The distinct fixed shapes a tile takes when rotated and flipped."""
     cells = tuple(cells)
-    return tuple(sorted({normalise(transform(t, x, y) for x, y in cells) for t in _TRANSFORMS}))
+    return tuple(sorted({normalise(transform(t, x, y) for x, y in cells) for t in TRANSFORMS}))
 
 
 def canonical(cells: Iterable[Cell]) -> tuple[Cell, ...]:
@@ -112,7 +112,7 @@ def symmetries(size: int) -> tuple[tuple[int, ...], ...]:
     centre."""
     c = size // 2
     maps = []
-    for t in _TRANSFORMS:
+    for t in TRANSFORMS:
         mapping = []
         for square in range(size * size):
             nx, ny = transform(t, square % size - c, square // size - c)
