@@ -339,6 +339,7 @@ class RenaissanceRules:
         if position.markers_on_board(color) >= self.settings.markers:
             return []
         board = self._board
+        settings = self.settings
         markers = position.markers
         own = color + 1
         squares = []
@@ -346,8 +347,10 @@ class RenaissanceRules:
             if square == board.centre:
                 continue
             if value == 0:
-                if (square in board.around_centre or square in board.outer
-                        or any(markers[d] == own for d in board.diagonal[square])):
+                if ((settings.around_centre and square in board.around_centre)
+                        or (settings.outer_ring and square in board.outer)
+                        or (settings.diagonal_to_own
+                            and any(markers[d] == own for d in board.diagonal[square]))):
                     squares.append(square)
             elif self._can_push(position, square):
                 squares.append(square)

@@ -54,6 +54,9 @@ class RenaissanceSettings:
     tiles: tuple[str, ...] = DEFAULT_TILES  # shape code per tile id, in SHAPE_ORDER
     dead_end: str = "forbid"  # preparation: forbid a placement after which the rest can't fit
     markers: int = 24
+    around_centre: bool = True  # a marker may go on the 8 squares around the centre
+    diagonal_to_own: bool = True  # …on a square diagonally next to an own marker
+    outer_ring: bool = True  # …on the outer ring
     push: bool = True
     push_reach: str = "half"
     corner_push: str = "diagonal"
@@ -101,6 +104,9 @@ def renaissance_from_toml(data: dict[str, Any], origin: str) -> RenaissanceSetti
     one = root.table("phase1", required=False)
     settings = dict(
         markers=one.integer("markers", 24, low=1, high=size * size),
+        around_centre=one.boolean("around_centre", True),
+        diagonal_to_own=one.boolean("diagonal_to_own", True),
+        outer_ring=one.boolean("outer_ring", True),
         push=one.boolean("push", True),
         push_reach=one.choice("push_reach", PUSH_REACH, "half"),
         corner_push=one.choice("corner_push", CORNER_PUSH, "diagonal"),
@@ -108,7 +114,7 @@ def renaissance_from_toml(data: dict[str, Any], origin: str) -> RenaissanceSetti
         untaken=one.choice("untaken", UNTAKEN, "majority"),
         polyomino_point=one.integer("polyomino_point", 1, low=0),
     )
-    one.done(("markers", "push", "push_reach", "corner_push", "acquisition_tie", "untaken",
+    one.done(("markers", "around_centre", "diagonal_to_own", "outer_ring", "push", "push_reach", "corner_push", "acquisition_tie", "untaken",
               "polyomino_point"))
     hands = tuple(_read_hand(table) for table in root.tables("hands"))
     two = root.table("phase2", required=False)

@@ -245,17 +245,18 @@ class ZensuRules:
         return move
 
     def _why_not(self, position: Position, move: Move, piece: Piece) -> str:
-        squares = self._move_squares(move)
-        if not any(to == move.to_square for to, _p in
+        name = self.geometry.square_name
+        frm, to = name(move.from_square), name(move.to_square)
+        if not any(t == move.to_square for t, _p in
                    self._steps[position.turn][move.from_square][piece.number]):
-            return (f"a {piece.number} on {squares[:2]} moves exactly "
-                    f"{'/'.join(map(str, dict(self.edges)[piece.number]))} squares "
-                    f"(forward/left/right/back), not to {squares[-2:]}")
-        return f"{squares[-2:]} holds a piece of {self.player_names[piece.color]}'s own"
+            distances = "/".join(map(str, dict(self.edges)[piece.number]))
+            return (f"a {piece.number} on {frm} moves exactly {distances} squares "
+                    f"(forward/left/right/back), not to {to}")
+        return f"{to} holds a piece of {self.player_names[piece.color]}'s own"
 
     def _move_squares(self, move: Move) -> str:
         name = self.geometry.square_name
-        return f"{name(move.from_square)}{name(move.to_square)}"
+        return f"{name(move.from_square)}-{name(move.to_square)}"
 
     def move_text(self, position: Position, move: Move, *, compact: bool = False) -> str:
         if move.is_pass:

@@ -257,6 +257,16 @@ def test_diagonal_to_an_own_marker_only() -> None:
         GAME.parse_move(pos, "b3")
 
 
+@pytest.mark.parametrize(("option", "lost"), [
+    ("around_centre", "c3"), ("outer_ring", "a2"), ("diagonal_to_own", "b3"),
+])
+def test_each_placement_rule_is_a_ruleset_option(option: str, lost: str) -> None:
+    pos = phase1(TILES, {"a4": G})
+    assert lost in marker_squares(pos)
+    game = rules(**{option: False})
+    assert lost not in marker_squares(pos, game)
+
+
 def test_a_player_without_markers_in_hand_is_skipped() -> None:
     game = rules(markers=2)
     pos = phase1({I2A: "b2 c2", I2B: "e6 f6"}, {"a1": G}, game=game)
