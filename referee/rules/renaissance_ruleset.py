@@ -114,8 +114,8 @@ def renaissance_from_toml(data: dict[str, Any], origin: str) -> RenaissanceSetti
         untaken=one.choice("untaken", UNTAKEN, "majority"),
         polyomino_point=one.integer("polyomino_point", 1, low=0),
     )
-    one.done(("markers", "around_centre", "diagonal_to_own", "outer_ring", "push", "push_reach", "corner_push", "acquisition_tie", "untaken",
-              "polyomino_point"))
+    one.done(("markers", "around_centre", "diagonal_to_own", "outer_ring", "push",
+              "push_reach", "corner_push", "acquisition_tie", "untaken", "polyomino_point"))
     hands = tuple(_read_hand(table) for table in root.tables("hands"))
     two = root.table("phase2", required=False)
     phase2 = dict(

@@ -52,7 +52,7 @@ def test_setup_puts_twos_on_the_back_line_and_ones_in_front() -> None:
     start = GAME.start()
     assert start.turn is T
     for file in "abcdef":
-        assert start.piece_at(sq(f"{file}1")) == (piece := start.piece_at(sq(f"{file}1")))
+        piece = start.piece_at(sq(f"{file}1"))
         assert piece is not None and piece.color is T and piece.kind == "2"
         one = start.piece_at(sq(f"{file}2"))
         assert one is not None and one.color is T and one.kind == "1"
@@ -112,7 +112,6 @@ def test_start_moves_are_the_twelve_forward_ones() -> None:
 def test_landing_on_an_opponent_captures_it() -> None:
     pos = position({"c5": 1, "c6": -1, "a9": -2})
     after = GAME.play(pos, Move(sq("c5"), sq("c6")))
-    assert after.piece_at(sq("c6")) == after.piece_at(sq("c6"))
     piece = after.piece_at(sq("c6"))
     assert piece is not None and piece.color is T and after.count(R) == 1
 
