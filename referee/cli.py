@@ -9,16 +9,27 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from referee import __version__
-from referee.errors import RefereeError
-from referee.rules import find_game, game_names
+from referee.errors import RefereeError, RulesetError
+from referee.rules import Game, find_game, game_names, load_ruleset
 from referee.rules.records import check_result, read_record, replay, result_text
 
 Handler = Callable[[argparse.Namespace], int]
 
 
+def _game_for(args: argparse.Namespace) -> Game[Any, Any]:
+    """`--game`, or the game of `--ruleset FILE` (which must be the same game)."""
+    game = find_game(args.game)
+    if args.ruleset is None:
+        return game
+    custom = load_ruleset(args.ruleset)
+    if custom.name != game.name:
+        raise RulesetError(f"{args.ruleset} is a ruleset for {custom.name}, not {game.name}")
+    return custom
+
+
 def _check(args: argparse.Namespace) -> int:
     record = read_record(args.record)
-    match, plies = replay(record)
+    match, plies = replay(record, load_ruleset(args.ruleset) if args.ruleset else None)
     for ply in plies:
         print(f"{ply.number}. {ply.text}")
     print(result_text(match) + (f" ({match.outcome.termination.value})" if match.outcome else ""))
@@ -29,7 +40,7 @@ def _check(args: argparse.Namespace) -> int:
 def _perft(args: argparse.Namespace) -> int:
     if args.depth < 0:
         raise RefereeError("--depth must be 0 or more")
-    game = find_game(args.game)
+    game = _game_for(args)
     start = game.start()
     if args.divide:
         for move in game.legal_moves(start):
@@ -45,7 +56,7 @@ def _perft(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace) -> int:
     from referee.play import play_in_terminal
 
-    return play_in_terminal(find_game(args.game), input_fn=input, output_fn=print)
+    return play_in_terminal(_game_for(args), input_fn=input, output_fn=print)
 
 
 # ---- calibrate: camera intrinsics and printable patterns (board: later) ----------------
@@ -106,7 +117,8 @@ def _no_subverb(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="referee", description="A camera referee for Rinne, Tensei and their family."
+        prog="referee",
+        description="A camera referee for Rinne, Tensei and their family, Zensū and Renaissance.",
     )
     parser.add_argument("--version", action="version", version=f"referee {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -119,14 +131,18 @@ def build_parser() -> argparse.ArgumentParser:
     games = ", ".join(game_names())
     check = verb("check", _check, "validate a game record; print each ply and the outcome")
     check.add_argument("record", help="a record file")
+    ruleset_help = "a ruleset file (Zensū, Renaissance) replacing the game's defaults"
+    check.add_argument("--ruleset", metavar="FILE", help=ruleset_help)
 
     perft = verb("perft", _perft, "count the move sequences of a given depth (rules testing)")
     perft.add_argument("--game", required=True, help=f"one of: {games}")
     perft.add_argument("--depth", type=int, required=True)
     perft.add_argument("--divide", action="store_true", help="also print the count per first move")
+    perft.add_argument("--ruleset", metavar="FILE", help=ruleset_help)
 
     play = verb("play", _play, "two people play a game in the terminal")
     play.add_argument("--game", required=True, help=f"one of: {games}")
+    play.add_argument("--ruleset", metavar="FILE", help=ruleset_help)
 
     _add_calibrate(verb)
     return parser

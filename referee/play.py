@@ -19,7 +19,8 @@ def play_in_terminal(game: Game[Any, Any], *, input_fn: Callable[[str], str],
                      output_fn: Callable[[str], None]) -> int:
     match: Match[Any, Any] = Match(game)
     names = game.player_names
-    output_fn(f"{game.title} ({game.variant}). {HELP}")
+    help_text = getattr(game, "help_text", HELP)
+    output_fn(f"{game.title} ({game.variant}). {help_text}")
     while True:
         output_fn("")
         output_fn(game.diagram(match.position))
@@ -38,7 +39,7 @@ def play_in_terminal(game: Game[Any, Any], *, input_fn: Callable[[str], str],
             output_fn(format_record(match))
             return 0
         if line in ("", "help", "?"):
-            output_fn(HELP)
+            output_fn(help_text)
         elif line == "moves":
             output_fn("  ".join(game.move_text(match.position, m, compact=True)
                                 for m in match.legal_moves()))

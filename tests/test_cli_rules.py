@@ -81,7 +81,7 @@ def test_unknown_game_name(capsys):
     assert main(["perft", "--game", "chess", "--depth", "1"]) == 1
     err = capsys.readouterr().err
     assert err == ("referee: unknown game 'chess'; known games: flipflop-3x3, flipflop-5x5, "
-                   "rinne, rinne-5x5, tensei, tensei-5x5\n")
+                   "renaissance, rinne, rinne-5x5, tensei, tensei-5x5, zensu\n")
 
 
 def test_the_installed_command_exits_1_without_a_traceback(tmp_path):

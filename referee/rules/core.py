@@ -195,7 +195,12 @@ class Match(Generic[P, M]):
     def push(self, move: M) -> None:
         if self.outcome is not None:
             raise IllegalMoveError(f"the game is over ({self.outcome.result(self.game.player_names)})")
-        if move not in self.game.legal_moves(self.position):
+        # A game may offer a faster `is_legal(position, move)` (Renaissance: generating every
+        # preparation move needs a packing test each).
+        is_legal = getattr(self.game, "is_legal", None)
+        legal = (is_legal(self.position, move) if is_legal is not None
+                 else move in self.game.legal_moves(self.position))
+        if not legal:
             raise IllegalMoveError(f"{move} is not legal here")
         child = self.game.play(self.position, move)
         self._seen[child] += 1

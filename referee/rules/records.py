@@ -118,10 +118,17 @@ class ReplayedPly:
     text: str  # in the designer's notation
 
 
-def replay(record: Record) -> tuple[Match[Any, Any], list[ReplayedPly]]:
+def replay(record: Record, game: Game[Any, Any] | None = None
+           ) -> tuple[Match[Any, Any], list[ReplayedPly]]:
     """Replay every ply, validating each; raises RecordError `line N: why` at the first bad
-    one. A record that goes on after the game has ended is bad too."""
-    game = record.game()
+    one. A record that goes on after the game has ended is bad too. `game` (from a user's
+    ruleset file) replaces the registry's game of the same name."""
+    named = record.game()
+    if game is None:
+        game = named
+    elif game.name != named.name:
+        raise RecordError(f"the record is a game of {named.name}, but the ruleset is for "
+                          f"{game.name}")
     match: Match[Any, Any] = Match(game)
     replayed = []
     for index, ply in enumerate(record.plies):
