@@ -31,7 +31,7 @@ def scene_rgb(width: int, height: int, n: int) -> np.ndarray:
 
 def layout(rgb: np.ndarray, pixel_format: str) -> np.ndarray:
     """The bytes picamera2 hands back for `pixel_format` (libcamera's word-order names)."""
-    alpha = np.full(rgb.shape[:2] + (1,), 255, np.uint8)
+    alpha = np.full((*rgb.shape[:2], 1), 255, np.uint8)
     if pixel_format == "RGB888":
         return rgb[..., ::-1].copy()
     if pixel_format == "BGR888":

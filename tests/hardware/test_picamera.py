@@ -112,7 +112,7 @@ def test_no_camera_connected(script: Script):
 
 def test_a_busy_camera(script: Script):
     script.busy = True
-    with pytest.raises(SourceError, match="cannot open Pi camera 0: Camera __init__ .* another program"):
+    with pytest.raises(SourceError, match=r"cannot open Pi camera 0: Camera __init__ .* another program"):
         PiCameraSource()
 
 
@@ -124,7 +124,7 @@ def test_a_size_the_camera_refuses_closes_it(script: Script):
 
 def test_picamera2_missing_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "picamera2", None)  # import picamera2 → ImportError
-    with pytest.raises(SourceError, match="needs picamera2.*apt install python3-picamera2"):
+    with pytest.raises(SourceError, match=r"needs picamera2.*apt install python3-picamera2"):
         PiCameraSource()
 
 

@@ -121,8 +121,9 @@ def test_a_bad_pin_map_is_one_clear_line(tmp_path: Path, change: tuple[str, str]
 
 
 def test_rgb_colours_must_be_known_and_differ(tmp_path: Path):
-    rgb = GOOD.replace('kind = "leds"\nfirst = 23\nsecond = 24', 'kind = "rgb"\nred = 5\ngreen = 6\nblue = 13')
-    with pytest.raises(PinMapError, match="turn.first_colour: 'pink' is not one of red, green"):
+    rgb = GOOD.replace('kind = "leds"\nfirst = 23\nsecond = 24',
+                       'kind = "rgb"\nred = 5\ngreen = 6\nblue = 13')
+    with pytest.raises(PinMapError, match=r"turn\.first_colour: 'pink' is not one of red, green"):
         load_pin_map(write(tmp_path, rgb.replace("blue = 13", 'blue = 13\nfirst_colour = "pink"')))
     with pytest.raises(PinMapError, match="must differ"):
         load_pin_map(write(tmp_path, rgb.replace("blue = 13", 'blue = 13\nfirst_colour = "blue"')))

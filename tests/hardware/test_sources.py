@@ -86,7 +86,7 @@ def test_a_file_that_is_not_a_video(tmp_path: Path):
 def test_an_mp4_cut_short_cannot_be_opened(tmp_path: Path, video: Path):
     cut = tmp_path / "cut.mp4"
     cut.write_bytes(video.read_bytes()[: video.stat().st_size // 2])  # the index is at the end
-    with pytest.raises(SourceError, match="cannot open it as a video .*truncated"):
+    with pytest.raises(SourceError, match=r"cannot open it as a video .*truncated"):
         open_source(cut)
 
 
@@ -166,7 +166,7 @@ class StalledCapture:
     def __init__(self, clock: Clock) -> None:
         self.clock, self.released = clock, False
 
-    def isOpened(self) -> bool:  # noqa: N802 - OpenCV's name
+    def isOpened(self) -> bool:  # OpenCV's name
         return True
 
     def set(self, prop: int, value: float) -> bool:
