@@ -34,6 +34,7 @@ class Cue(enum.Enum):
     NEW_GAME = "new game"
     CAMERA_LOST = "camera lost"
     NO_PICTURE = "camera sees nothing: black frames"
+    CAMERA_BACK = "camera back"  # clears CAMERA_LOST or NO_PICTURE, and nothing else
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ _TUNE_OF: dict[Cue, str] = {
     Cue.ACCEPTED: "accepted", Cue.ILLEGAL: "illegal", Cue.UNREADABLE: "unreadable",
     Cue.NO_PICTURE: "unreadable", Cue.PROMOTE: "attention", Cue.ROLL_PENDING: "attention",
     Cue.SET_UP: "attention", Cue.WIN: "win", Cue.DRAW: "draw", Cue.CAMERA_LOST: "alarm",
-    Cue.TAKEN_BACK: "undo", Cue.NEW_GAME: "accepted",
+    Cue.TAKEN_BACK: "undo", Cue.NEW_GAME: "accepted", Cue.CAMERA_BACK: "accepted",
 }
 _ALERT: dict[Cue, Lamp] = {Cue.ILLEGAL: BLINK_FAST, Cue.UNREADABLE: WINK,
                            Cue.NO_PICTURE: BLINK_SLOW, Cue.CAMERA_LOST: STEADY}
@@ -147,6 +148,7 @@ class Panel:
 
     turn: Color | None = None
     alert: Started[bool] | None = None
+    alert_cue: Cue | None = None  # the cue that set `alert`
     attention: Started[bool] | None = None
     flash: Started[bool] | None = None
     lamp: Started[bool] | None = None
@@ -157,14 +159,17 @@ class Panel:
         if (cue in (Cue.TURN, Cue.WIN)) != (player is not None):
             raise ValueError(f"{cue.name} {'needs' if player is None else 'takes no'} player")
         panel = self
-        if cue in _TUNE_OF:
+        camera_back = cue is Cue.CAMERA_BACK and self.alert_cue in (Cue.CAMERA_LOST, Cue.NO_PICTURE)
+        if cue in _TUNE_OF and (cue is not Cue.CAMERA_BACK or camera_back):
             panel = replace(panel, tune=Started(TUNES[_TUNE_OF[cue]], now))
         if cue in _ALERT:
-            panel = replace(panel, alert=Started(_ALERT[cue], now))
+            panel = replace(panel, alert=Started(_ALERT[cue], now), alert_cue=cue)
+        elif camera_back:
+            panel = replace(panel, alert=None, alert_cue=None)
         elif cue in _ATTENTION:
             panel = replace(panel, attention=Started(_ATTENTION[cue], now))
         elif cue in (Cue.ACCEPTED, Cue.RESTORED, Cue.WIN, Cue.DRAW, Cue.TAKEN_BACK):
-            panel = replace(panel, alert=None, attention=None)
+            panel = replace(panel, alert=None, alert_cue=None, attention=None)
         if cue is Cue.ACCEPTED:
             panel = replace(panel, flash=Started(FLASH, now))
         elif cue is Cue.TURN:
@@ -210,4 +215,4 @@ def cue_line(cue: Cue, *, player: Color | None = None,
     return f"[{tag}] {cue.value}"
 
 
-_TAGS = {Cue.RESTORED: "ok", Cue.TAKEN_BACK: "undo", Cue.NEW_GAME: "new"}
+_TAGS = {Cue.RESTORED: "ok", Cue.CAMERA_BACK: "ok", Cue.TAKEN_BACK: "undo", Cue.NEW_GAME: "new"}

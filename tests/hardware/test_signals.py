@@ -335,3 +335,10 @@ def test_every_cue_on_the_real_board():
         for cue in Cue:
             signals.show(cue, time.monotonic(), player=FIRST if cue in (Cue.TURN, Cue.WIN) else None)
             time.sleep(2.0)
+
+
+def test_camera_back_clears_only_camera_trouble(board: GpioSignals, factory: MockFactory):
+    check(board, factory, [(10.0, Cue.CAMERA_LOST, None), (12.0, Cue.CAMERA_BACK, None),
+                           (20.0, Cue.ILLEGAL, None), (21.0, Cue.CAMERA_BACK, None)], [
+        (11.0, "-r-1-", None), (12.0, "---1-", "E6"), (12.08, "---1-", None),
+        (20.0, "-r-1-", "A3"), (21.0, "---1-", None), (21.2, "-r-1-", None)])  # silent; still red
