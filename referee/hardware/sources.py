@@ -12,9 +12,11 @@ stops delivering mid-game raises `CameraLost` (a `SourceError`) instead of hangi
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 import math
+import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -79,6 +81,19 @@ class BaseSource:
         raise NotImplementedError
 
 
+@contextlib.contextmanager
+def quiet_opencv() -> Iterator[None]:
+    """Silence OpenCV's and FFmpeg's own messages while opening: our `SourceError` says it in
+    one line. FFmpeg's level is read when OpenCV first uses it; a user's own setting wins."""
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")  # AV_LOG_QUIET
+    level = cv2.utils.logging.getLogLevel()
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+    try:
+        yield
+    finally:
+        cv2.utils.logging.setLogLevel(level)
+
+
 def make_frame(pixels: np.ndarray, index: int, timestamp_s: float, where: str) -> Frame:
     """Check a decoded picture and freeze it into a `Frame`."""
     if pixels.ndim == 2:
@@ -108,7 +123,8 @@ class VideoFileSource(BaseSource):
             raise SourceError(f"{self.path}: not a file")
         if self.path.stat().st_size == 0:
             raise SourceError(f"{self.path}: the file is empty")
-        self._capture: Any = cv2.VideoCapture(str(self.path))
+        with quiet_opencv():
+            self._capture: Any = cv2.VideoCapture(str(self.path))
         if not self._capture.isOpened():
             raise SourceError(f"{self.path}: cannot open it as a video (not a video, truncated, "
                               "or a codec OpenCV lacks)")
@@ -187,7 +203,8 @@ class OpenCVDeviceSource(BaseSource):
         self.device, self.timeout_s, self.max_failures, self._clock = (
             device, timeout_s, max_failures, clock)
         self.description = f"camera {device}"
-        self._capture = (capture_factory or cv2.VideoCapture)(device)
+        with quiet_opencv():
+            self._capture = (capture_factory or cv2.VideoCapture)(device)
         if not self._capture.isOpened():
             self._capture.release()
             raise SourceError(f"no camera at {self._name()}: is it plugged in, and not in use "

@@ -114,3 +114,17 @@ def test_play_cues_on_gpio_shows_each_and_clears_between():
         assert not factory.pin(27).state  # cleared after the last cue
     assert said == ["illegal: illegal move: put the pieces back", "accepted: move accepted"]
     assert red_at_each_sleep == [True, False]
+
+
+def test_a_broken_video_is_one_line_on_stderr_with_no_ffmpeg_chatter(tmp_path: Path):
+    path = tmp_path / "game.mp4"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 25.0, (64, 48))
+    for n in range(10):
+        writer.write(np.full((48, 64, 3), 20 * n, np.uint8))
+    writer.release()
+    path.write_bytes(path.read_bytes()[:2000])  # cut before FFmpeg's index ("moov atom not found")
+    result = subprocess.run([sys.executable, "-m", "referee", "camera", "--camera", str(path)],
+                            cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    assert result.stderr == f"referee: {path}: cannot open it as a video (not a video, truncated, " \
+                            "or a codec OpenCV lacks)\n"
