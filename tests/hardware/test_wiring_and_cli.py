@@ -118,11 +118,13 @@ def test_play_cues_on_gpio_shows_each_and_clears_between():
 
 def test_a_broken_video_is_one_line_on_stderr_with_no_ffmpeg_chatter(tmp_path: Path):
     path = tmp_path / "game.mp4"
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 25.0, (64, 48))
-    for n in range(10):
-        writer.write(np.full((48, 64, 3), 20 * n, np.uint8))
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 25.0, (160, 120))
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        writer.write(rng.integers(0, 256, (120, 160, 3), dtype=np.uint8))
     writer.release()
-    path.write_bytes(path.read_bytes()[:2000])  # cut before FFmpeg's index ("moov atom not found")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])  # the index is at the end: "moov atom not found"
     result = subprocess.run([sys.executable, "-m", "referee", "camera", "--camera", str(path)],
                             cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 1
