@@ -115,6 +115,40 @@ def _no_subverb(args: argparse.Namespace) -> int:
 # ---- end of calibrate --------------------------------------------------------------------
 
 
+# --- hardware: bench checks for the camera and the signals (referee/hardware/check.py) ---
+def _camera(args: argparse.Namespace) -> int:
+    from referee.hardware.check import check_camera
+
+    print(check_camera(args.camera, frames=args.frames, snapshot=args.snapshot).line())
+    return 0
+
+
+def _signals(args: argparse.Namespace) -> int:
+    from referee.hardware.check import parse_cues, play_cues
+    from referee.hardware.signals import open_signals
+
+    cues = parse_cues(args.cue)
+    with open_signals(args.pins, require_gpio=args.gpio) as signals:
+        play_cues(signals, cues, seconds=args.seconds)
+    return 0
+
+
+def _hardware_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    camera = verb("camera", _camera, "read a few frames from a camera or footage and report "
+                  "size, frame rate and brightness")
+    camera.add_argument("--camera", default="pi", help="pi, pi:N, a camera index (0), a video "
+                        "file or a folder of images (default: pi)")
+    camera.add_argument("--frames", type=int, default=30, help="how many frames to read")
+    camera.add_argument("--snapshot", help="write the last frame here (PNG) to check colours by eye")
+    signals = verb("signals", _signals, "show every cue (or the named ones) on the LEDs and "
+                   "buzzer, or in the terminal where there is no GPIO")
+    signals.add_argument("cue", nargs="*", help="cue names, e.g. accepted illegal roll-pending")
+    signals.add_argument("--pins", help="pin map (default: the wiring of hardware/pins.toml)")
+    signals.add_argument("--seconds", type=float, default=2.0, help="how long each cue shows")
+    signals.add_argument("--gpio", action="store_true", help="fail if there is no GPIO")
+# --- end hardware ---
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="referee",
@@ -145,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--ruleset", metavar="FILE", help=ruleset_help)
 
     _add_calibrate(verb)
+    _hardware_verbs(verb)
     return parser
 
 

@@ -34,3 +34,22 @@ class RulesetError(RefereeError, ValueError):
 class CalibrationError(RefereeError, ValueError):
     """A calibration that cannot be made or read: no photos, no pattern in them, too few
     views, or a calibration file with a missing, unknown or wrong-typed field."""
+
+
+class SourceError(RefereeError, OSError):
+    """A frame source that cannot be opened or read: a missing camera, an unreadable video."""
+
+    def __str__(self) -> str:  # OSError would prefix an errno
+        return str(self.args[0]) if self.args else ""
+
+
+class CameraLost(SourceError):
+    """A camera that delivered frames and then stopped: unplugged, crashed or timed out."""
+
+
+class PinMapError(RefereeError, ValueError):
+    """A pin map (hardware/pins.toml) that is missing, malformed, or names a pin badly."""
+
+
+class SignalsError(RefereeError, RuntimeError):
+    """The LEDs, buzzer or button cannot be driven: a pin in use, no GPIO access."""

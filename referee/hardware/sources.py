@@ -1,0 +1,297 @@
+"""Frame sources: one interface over a video file, a folder of images, an OpenCV camera (USB)
+and the Pi camera (`picamera.py`).
+
+    with open_source("pi" | "0" | "game.mp4" | "frames/") as source:
+        for frame in source:
+            ...frame.frame_bgr, frame.index, frame.timestamp_s...
+
+Every frame leaves its source as BGR (colour order is fixed in each adapter) in a read-only
+array. A source that cannot be opened raises `SourceError` with one clear line; a camera that
+stops delivering mid-game raises `CameraLost` (a `SourceError`) instead of hanging.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+
+from referee.errors import CameraLost, SourceError
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
+# Mean level (0–255) below which a frame counts as black: a lens cap, the lights off, a
+# dead sensor. A dim room still reads 30+; a capped lens reads 0–5.
+DARK_LEVEL = 12.0
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """One picture: BGR uint8 H x W x 3 (read-only), its number from 0, and its time in
+    seconds from the first frame (from the file's frame rate, or the camera's clock)."""
+
+    frame_bgr: np.ndarray
+    index: int
+    timestamp_s: float
+
+
+class FrameSource(Protocol):
+    description: str
+
+    def __iter__(self) -> Iterator[Frame]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> FrameSource: ...
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None: ...
+
+
+class BaseSource:
+    """Context management and iteration; subclasses yield raw BGR arrays from `_read`."""
+
+    description = "frames"
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the file or camera; safe to call twice."""
+
+    def __iter__(self) -> Iterator[Frame]:
+        raise NotImplementedError
+
+
+@contextlib.contextmanager
+def quiet_opencv() -> Iterator[None]:
+    """Silence OpenCV's and FFmpeg's own messages while opening: our `SourceError` says it in
+    one line. FFmpeg's level is read when OpenCV first uses it; a user's own setting wins."""
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")  # AV_LOG_QUIET
+    level = cv2.utils.logging.getLogLevel()
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+    try:
+        yield
+    finally:
+        cv2.utils.logging.setLogLevel(level)
+
+
+def make_frame(pixels: np.ndarray, index: int, timestamp_s: float, where: str) -> Frame:
+    """Check a decoded picture and freeze it into a `Frame`."""
+    if pixels.ndim == 2:
+        pixels = cv2.cvtColor(pixels, cv2.COLOR_GRAY2BGR)
+    elif pixels.ndim == 3 and pixels.shape[2] == 4:
+        pixels = cv2.cvtColor(pixels, cv2.COLOR_BGRA2BGR)
+    if pixels.ndim != 3 or pixels.shape[2] != 3 or pixels.dtype != np.uint8:
+        raise SourceError(f"{where}: not an 8-bit colour picture (shape {pixels.shape}, "
+                          f"{pixels.dtype})")
+    pixels.flags.writeable = False
+    return Frame(pixels, index, timestamp_s)
+
+
+class VideoFileSource(BaseSource):
+    """A video file read with OpenCV; timestamps come from the file's frame rate.
+
+    A file that is missing, empty, not a video or holds no frames fails on opening; a file
+    whose frames stop before its header's count (truncated) yields what it has, then
+    raises `SourceError`."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.description = f"video {self.path}"
+        if not self.path.exists():
+            raise SourceError(f"{self.path}: no such video file")
+        if not self.path.is_file():
+            raise SourceError(f"{self.path}: not a file")
+        if self.path.stat().st_size == 0:
+            raise SourceError(f"{self.path}: the file is empty")
+        with quiet_opencv():
+            self._capture: Any = cv2.VideoCapture(str(self.path))
+        if not self._capture.isOpened():
+            raise SourceError(f"{self.path}: cannot open it as a video (not a video, truncated, "
+                              "or a codec OpenCV lacks)")
+        fps = float(self._capture.get(cv2.CAP_PROP_FPS))
+        if not (math.isfinite(fps) and 0 < fps <= 1000):
+            log.warning("%s: no usable frame rate (%s); assuming 30 fps", self.path, fps)
+            fps = 30.0
+        self.fps = fps
+        self.frame_count = max(0, int(self._capture.get(cv2.CAP_PROP_FRAME_COUNT)))
+        ok, first = self._capture.read()
+        if not ok:
+            self.close()
+            raise SourceError(f"{self.path}: the video holds no frames it can decode")
+        self._first: np.ndarray | None = first
+
+    def __iter__(self) -> Iterator[Frame]:
+        if self._first is None:
+            raise SourceError(f"{self.path}: a video file can be read once only")
+        pixels, self._first = self._first, None
+        index = 0
+        while True:
+            yield make_frame(pixels, index, index / self.fps, f"{self.path} frame {index}")
+            index += 1
+            ok, pixels = self._capture.read()
+            if not ok:
+                break
+        # Container counts can be estimates: allow a little slack before calling it truncated.
+        if self.frame_count and index < self.frame_count - max(2, self.frame_count // 50):
+            raise SourceError(f"{self.path}: the video ends after {index} of its {self.frame_count} "
+                              "frames (the file is truncated or damaged)")
+
+    def close(self) -> None:
+        self._capture.release()
+
+
+def _natural_key(path: Path) -> tuple[Any, ...]:
+    return tuple(int(part) if part.isdigit() else part.lower()
+                 for part in re.split(r"(\d+)", path.name))
+
+
+class ImageFolderSource(BaseSource):
+    """The images of a folder in natural order (frame2 before frame10), `fps` apart."""
+
+    def __init__(self, folder: str | Path, *, fps: float = 30.0) -> None:
+        self.folder = Path(folder)
+        self.description = f"images in {self.folder}"
+        if not self.folder.is_dir():
+            raise SourceError(f"{self.folder}: no such folder")
+        if not (math.isfinite(fps) and fps > 0):
+            raise SourceError(f"frame rate must be a positive number, not {fps}")
+        self.fps = fps
+        self.paths = sorted((path for path in self.folder.iterdir()
+                             if path.suffix.lower() in IMAGE_SUFFIXES and path.is_file()),
+                            key=_natural_key)
+        if not self.paths:
+            raise SourceError(f"{self.folder}: no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
+
+    def __iter__(self) -> Iterator[Frame]:
+        for index, path in enumerate(self.paths):
+            pixels = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            if pixels is None:
+                raise SourceError(f"{path}: not a readable image")
+            yield make_frame(pixels, index, index / self.fps, str(path))
+
+
+class OpenCVDeviceSource(BaseSource):
+    """A camera OpenCV can open (a USB camera: `/dev/videoN` or its index).
+
+    A read that fails `max_failures` times in a row, or no frame for `timeout_s`, means the
+    camera is gone: `CameraLost`. `capture_factory` stands in for `cv2.VideoCapture` in tests."""
+
+    def __init__(self, device: int | str = 0, *, size: tuple[int, int] | None = (1280, 720),
+                 fps: float | None = 30.0, timeout_s: float = 2.0, max_failures: int = 5,
+                 clock: Clock = time.monotonic,
+                 capture_factory: Callable[[int | str], Any] | None = None) -> None:
+        self.device, self.timeout_s, self.max_failures, self._clock = (
+            device, timeout_s, max_failures, clock)
+        self.description = f"camera {device}"
+        with quiet_opencv():
+            self._capture = (capture_factory or cv2.VideoCapture)(device)
+        if not self._capture.isOpened():
+            self._capture.release()
+            raise SourceError(f"no camera at {self._name()}: is it plugged in, and not in use "
+                              "by another program?")
+        if size is not None:
+            self._capture.set(cv2.CAP_PROP_FRAME_WIDTH, size[0])
+            self._capture.set(cv2.CAP_PROP_FRAME_HEIGHT, size[1])
+        if fps is not None:
+            self._capture.set(cv2.CAP_PROP_FPS, fps)
+
+    def _name(self) -> str:
+        return f"/dev/video{self.device}" if isinstance(self.device, int) else str(self.device)
+
+    def __iter__(self) -> Iterator[Frame]:
+        start = self._clock()
+        last_frame, failures, index = start, 0, 0
+        while True:
+            try:
+                ok, pixels = self._capture.read()
+            except cv2.error as error:
+                ok, pixels = False, None
+                log.warning("camera %s: %s", self.device, error)
+            now = self._clock()
+            if not ok or pixels is None:
+                failures += 1
+                if failures >= self.max_failures or now - last_frame >= self.timeout_s:
+                    raise CameraLost(f"camera {self._name()} stopped delivering frames after "
+                                     f"frame {index} ({failures} failed reads): unplugged?")
+                continue
+            failures, last_frame = 0, now
+            yield make_frame(pixels, index, now - start, f"camera {self.device}")
+            index += 1
+
+    def close(self) -> None:
+        self._capture.release()
+
+
+def open_source(spec: str | Path, *, fps: float = 30.0, clock: Clock = time.monotonic) -> FrameSource:
+    """`"pi"` or `"pi:N"`: the Pi camera (N-th); `"0"`, `"1"`, `/dev/video0`: an OpenCV
+    camera; a folder: its images, `fps` apart; any other path: a video file."""
+    text = str(spec)
+    if match := re.fullmatch(r"pi(?::(\d+))?", text):
+        from referee.hardware.picamera import PiCameraConfig, PiCameraSource
+
+        return PiCameraSource(PiCameraConfig(camera_num=int(match.group(1) or 0)), clock=clock)
+    if text.isdigit():
+        return OpenCVDeviceSource(int(text), clock=clock)
+    if text.startswith("/dev/video"):
+        return OpenCVDeviceSource(text, clock=clock)
+    path = Path(text)
+    if path.is_dir():
+        return ImageFolderSource(path, fps=fps)
+    return VideoFileSource(path)
+
+
+def frame_level(frame_bgr: np.ndarray) -> float:
+    """Mean brightness 0–255 from every 8th pixel of every 8th row: ~1/64 of the work."""
+    return float(frame_bgr[::8, ::8].mean())
+
+
+class Picture(enum.Enum):
+    OK = "picture"
+    DARK = "black frames"
+
+
+class PictureWatch:
+    """Reports when a source turns black (lens cap, lights off) for `after_s`, and when it
+    recovers; single dark frames (a hand over the lens) are not reported."""
+
+    def __init__(self, *, level: float = DARK_LEVEL, after_s: float = 1.0) -> None:
+        self.level, self.after_s = level, after_s
+        self.state = Picture.OK
+        self._dark_since: float | None = None
+
+    def update(self, frame: Frame) -> Picture | None:
+        """The new state if this frame changes it, else None."""
+        if frame_level(frame.frame_bgr) >= self.level:
+            self._dark_since = None
+            if self.state is Picture.DARK:
+                self.state = Picture.OK
+                return self.state
+            return None
+        if self._dark_since is None:
+            self._dark_since = frame.timestamp_s
+        if self.state is Picture.OK and frame.timestamp_s - self._dark_since >= self.after_s:
+            self.state = Picture.DARK
+            log.warning("frame %d: the picture has been black for %.1f s", frame.index,
+                        frame.timestamp_s - self._dark_since)
+            return self.state
+        return None
