@@ -29,3 +29,12 @@ class RecordError(RefereeError, ValueError):
 
 class RulesetError(RefereeError, ValueError):
     """A ruleset file or option that is invalid."""
+
+
+class NoBoardError(RefereeError, LookupError):
+    """No board grid of the wanted size in the frame: blank, black, noise, another board, or
+    too much of it hidden. Never a guess."""
+
+
+class VisionSettingsError(RefereeError, ValueError):
+    """A vision settings file (calibration/vision.toml) with an unknown key or a bad value."""
