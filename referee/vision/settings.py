@@ -18,23 +18,27 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "calibration" / "vision.tom
 @dataclass(frozen=True)
 class LocaliseSettings:
     work_width: int = 640
-    clahe_clip: float = 2.0
+    clahe_clip: float = 0.0
     canny_low_ratio: float = 0.5
     hough_votes: float = 0.10
-    max_lines: int = 48
+    max_lines: int = 64
     nms_rho_px: float = 6.0
     nms_theta_deg: float = 3.0
     family_spread_deg: float = 35.0
     max_pair_gap: int = 3
     inlier_tol: float = 0.15
-    top_hypotheses: int = 12
+    max_lattices: int = 40
+    windows_per_lattice: int = 3
     support_tol_px: float = 2.0
+    support_angle_deg: float = 20.0
     samples_per_square: int = 6
-    min_support: float = 0.45
-    min_contrast: float = 0.25
+    min_support: float = 0.3
+    min_contrast: float = 0.2
     max_outside_ratio: float = 0.8
     min_square_px: float = 8.0
-    refine_bands: tuple[float, ...] = (0.22, 0.12, 0.06)
+    chamfer_candidates: int = 4
+    chamfer_radii_px: tuple[float, ...] = (6.0, 4.0, 2.5)
+    refine_bands: tuple[float, ...] = (0.1, 0.06, 0.04)
     refine_margin: float = 0.6
 
 

@@ -43,6 +43,7 @@ class Scene:
     corners: NDArray[np.float64]
     camera: Camera
     occupied: tuple[int, ...]
+    style: str = ""
 
     @property
     def diagonal(self) -> float:
@@ -256,4 +257,4 @@ def make_scene(rng: np.random.Generator, files: int = 5, ranks: int = 6, *, styl
     blur = rng.uniform(0, 1.2)
     if blur > 0.3:
         out = cv2.GaussianBlur(out, (0, 0), blur)
-    return Scene(out, files, ranks, hom, corners, cam, tuple(sorted(occupied)))
+    return Scene(out, files, ranks, hom, corners, cam, tuple(sorted(occupied)), style)
