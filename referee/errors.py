@@ -29,3 +29,11 @@ class RecordError(RefereeError, ValueError):
 
 class RulesetError(RefereeError, ValueError):
     """A ruleset file or option that is invalid."""
+
+
+class RenderError(RefereeError, ValueError):
+    """A render request that cannot be met: unknown style or game, bad options, bad content."""
+
+
+class OutputError(RefereeError, OSError):
+    """An output file that cannot be written."""
