@@ -165,12 +165,10 @@ def draw_board(rng: np.random.Generator, layout: BoardLayout, style: BoardStyle,
     w = round((layout.width_mm + 2 * m) * ppm)
     h = round((layout.height_mm + 2 * m) * ppm)
     if style.material == "wood":
-        angle = float(rng.choice([0.0, 90.0])) + float(rng.uniform(-3, 3))
-        base = tx.wood(rng, (h, w), ppm, style.base, style.base_dark, angle=angle)
-    elif style.material == "mat":
-        base = tx.paper(rng, (h, w), ppm * 0.5, style.base)
+        base = tx.material(rng, "wood", (h, w), ppm, style.base, style.base_dark)
     else:
-        base = tx.paper(rng, (h, w), ppm, style.base)
+        base = tx.material(rng, "paper", (h, w), ppm * (0.5 if style.material == "mat" else 1),
+                           style.base, style.base)
     ink = np.full((h, w, 3), 255, np.uint8)
 
     def xy(wx: float, wy: float) -> tuple[int, int]:  # world mm -> texture pixel (shifted)
@@ -213,7 +211,7 @@ def draw_board(rng: np.random.Generator, layout: BoardLayout, style: BoardStyle,
         _labels(ink, layout, style, xy, ppm)
     if ppm > 1.5:  # printing is never razor sharp
         ink = cv2.GaussianBlur(ink, (0, 0), 0.35 * ppm)
-    out = (base.astype(np.float32) * (ink.astype(np.float32) / 255.0)).astype(np.uint8)
+    out = np.asarray(cv2.multiply(base, ink, scale=1 / 255.0), dtype=np.uint8)
     return tx.grime(rng, out, ppm, style.wear)
 
 

@@ -154,8 +154,7 @@ def sample_camera(rng: np.random.Generator, spec: CameraSpec, extent: FloatArray
 
 @lru_cache(maxsize=8)
 def _distortion_map(width: int, height: int, fx: float, fy: float, cx: float, cy: float,
-                    dist: tuple[float, float, float, float, float],
-                    margin: int) -> tuple[Map, Map]:
+                    dist: tuple[float, float, float, float, float]) -> tuple[Map, Map]:
     """For every output pixel, where the ideal canvas shows it: the inverse of the lens model,
     solved by fixed-point iteration on a coarse grid and interpolated (it is smooth)."""
     step = 8
@@ -171,7 +170,7 @@ def _distortion_map(width: int, height: int, fx: float, fy: float, cx: float, cy
         dy = p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
         x = (xd - dx) / radial
         y = (yd - dy) / radial
-    coarse = np.dstack([x * fx + cx + margin, y * fy + cy + margin]).astype(np.float32)
+    coarse = np.dstack([x * fx + cx, y * fy + cy]).astype(np.float32)
     # Interpolate the coarse map at every pixel, corner-aligned like the linspace above.
     px = np.arange(width, dtype=np.float32) * ((len(gx) - 1) / max(width - 1, 1))
     py = np.arange(height, dtype=np.float32) * ((len(gy) - 1) / max(height - 1, 1))
@@ -183,15 +182,16 @@ def _distortion_map(width: int, height: int, fx: float, fy: float, cx: float, cy
 def canvas_margin(camera: Camera) -> int:
     """How far outside the frame the distortion reaches into the ideal image, in pixels."""
     map_x, map_y = _distortion_map(camera.width, camera.height, camera.fx, camera.fy, camera.cx,
-                                   camera.cy, camera.dist, 0)
+                                   camera.cy, camera.dist)
     over = max(-float(map_x.min()), -float(map_y.min()), float(map_x.max()) - camera.width,
                float(map_y.max()) - camera.height, 0.0)
     return int(math.ceil(over)) + 4
 
 
 def distortion_maps(camera: Camera, margin: int) -> tuple[Map, Map]:
-    return _distortion_map(camera.width, camera.height, camera.fx, camera.fy, camera.cx,
-                           camera.cy, camera.dist, margin)
+    map_x, map_y = _distortion_map(camera.width, camera.height, camera.fx, camera.fy, camera.cx,
+                                   camera.cy, camera.dist)
+    return map_x + np.float32(margin), map_y + np.float32(margin)
 
 
 @dataclass(frozen=True)

@@ -93,8 +93,17 @@ def _shadow(texture: Image, box: npt.NDArray[np.float32], ppm: float, blur_mm: f
 
 
 def _apply_shadow(texture: Image, shade: npt.NDArray[np.uint8], sigma: float) -> None:
-    soft = cv2.GaussianBlur(shade, (0, 0), max(sigma, 0.8)).astype(np.float32) / 255.0
-    texture[...] = (texture * (1 - 0.45 * soft[..., None])).astype(np.uint8)
+    """Darken the texture under a blurred shadow mask, only around the mask's extent."""
+    bx, by, bw, bh = cv2.boundingRect(shade)
+    if bw == 0 or bh == 0:
+        return
+    pad = int(3 * max(sigma, 0.8)) + 2
+    h, w = shade.shape
+    x0, y0 = max(bx - pad, 0), max(by - pad, 0)
+    x1, y1 = min(bx + bw + pad, w), min(by + bh + pad, h)
+    soft = cv2.GaussianBlur(shade[y0:y1, x0:x1], (0, 0), max(sigma, 0.8)).astype(np.float32)
+    roi = texture[y0:y1, x0:x1]
+    roi[...] = (roi * (1 - 0.45 / 255.0 * soft[..., None])).astype(np.uint8)
 
 
 def _lines(texture: Image, box: npt.NDArray[np.float32], ppm: float,
@@ -107,7 +116,7 @@ def _lines(texture: Image, box: npt.NDArray[np.float32], ppm: float,
         a = p0 + down * i / n + across * 0.05
         b = p0 + down * i / n + across * 0.95
         cv2.line(texture, tuple(np.round(a * 16).astype(int)), tuple(np.round(b * 16).astype(int)),
-                 (200, 185, 170), 1, cv2.LINE_AA, 4)
+                 (215, 205, 195), 1, cv2.LINE_AA, 4)
         if rng.random() < 0.5:
             e = a + across * float(rng.uniform(0.1, 0.5))
             cv2.line(texture, tuple(np.round((a + down * -0.3 / n) * 16).astype(int)),

@@ -233,25 +233,36 @@ class Scene:
             return
         w, h = canvas.size
         k = 2  # shadows are soft: draw them at half resolution
-        mask = np.zeros((h // k + 1, w // k + 1), np.float32)
-        for poly in casts:
-            px, _ = canvas.project(poly)
-            cv2.fillConvexPoly(mask, np.round(px / k * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
-        for poly in hand:
-            cv2.fillConvexPoly(mask, (poly // k).astype(np.int32), 0.8, cv2.LINE_AA, 4)
+        polys = [np.round(canvas.project(poly)[0] / k * 16).astype(np.int32) for poly in casts]
+        polys += [(poly // k).astype(np.int32) for poly in hand]
+        near = [np.round(canvas.project(poly)[0] / k * 16).astype(np.int32) for poly in contacts]
         scale = canvas.camera.width / 1280
         sigma = max(0.6, light.softness * scale * softness / k)
+        every = np.concatenate(polys + near) / 16
+        pad = int(3 * sigma) + 3
+        x0, y0 = max(int(every[:, 0].min()) - pad, 0), max(int(every[:, 1].min()) - pad, 0)
+        x1 = min(int(every[:, 0].max()) + pad, w // k)
+        y1 = min(int(every[:, 1].max()) + pad, h // k)
+        if x1 <= x0 or y1 <= y0:
+            return
+        shift = np.array([x0 * 16, y0 * 16], np.int32)
+        mask = np.zeros((y1 - y0, x1 - x0), np.float32)
+        for i, poly in enumerate(polys):
+            value = 1.0 if i < len(casts) else 0.8
+            cv2.fillConvexPoly(mask, poly - shift, value, cv2.LINE_AA, 4)
         mask = cv2.GaussianBlur(mask, (0, 0), sigma) * np.float32(light.shadow)
-        if contacts:
+        if near:
             contact = np.zeros_like(mask)
-            for poly in contacts:
-                px, _ = canvas.project(poly)
-                cv2.fillConvexPoly(contact, np.round(px / k * 16).astype(np.int32), 1.0,
-                                   cv2.LINE_AA, 4)
+            for poly in near:
+                cv2.fillConvexPoly(contact, poly - shift, 1.0, cv2.LINE_AA, 4)
             contact = cv2.GaussianBlur(contact, (0, 0), max(0.6, 1.5 * scale))
             mask = np.maximum(mask, contact * np.float32(0.45))
-        full = cv2.resize(mask, (w, h), interpolation=cv2.INTER_LINEAR)[..., None]
-        image[...] = (image * (1 - np.clip(full, 0, 0.9))).astype(np.uint8)
+        fx0, fy0 = x0 * k, y0 * k
+        fx1, fy1 = min(x1 * k, w), min(y1 * k, h)
+        full = cv2.resize(mask, ((x1 - x0) * k, (y1 - y0) * k), interpolation=cv2.INTER_LINEAR)
+        full = 1 - np.clip(full[:fy1 - fy0, :fx1 - fx0], 0, 0.9)
+        roi = image[fy0:fy1, fx0:fx1]
+        roi[...] = cv2.multiply(roi, cv2.merge([full] * 3), dtype=cv2.CV_8U)
 
     def render(self, state: FrameState, rng: np.random.Generator, index: int = 0,
                ) -> tuple[Image, FrameTruth]:

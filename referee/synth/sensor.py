@@ -5,6 +5,7 @@ and read, with blotchy chroma as after a real ISP's denoiser), and JPEG compress
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass
 
 import cv2
@@ -83,14 +84,27 @@ def apply_sensor(image: Image, style: Style, rng: np.random.Generator,
     return np.asarray(out, dtype=np.uint8)
 
 
+@lru_cache(maxsize=4)
+def _noise_bank(height: int, width: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """Fixed fields of luma and (blotchy) chroma noise, a little larger than the frame;
+    each frame takes a random window of them: cheap, and still different every frame."""
+    rng = np.random.default_rng([height, width, 11])
+    h, w = height + 64, width + 64
+    luma = rng.standard_normal((h, w), dtype=np.float32)
+    chroma = rng.standard_normal((h // 4 + 1, w // 4 + 1, 3), dtype=np.float32)
+    chroma = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR) * np.float32(0.6)
+    return cv2.merge([luma] * 3) + chroma, cv2.merge([luma] * 3) - chroma
+
+
 def _noise(image: Image, s: SensorStyle, rng: np.random.Generator) -> Image:
     """Shot noise grows with the square root of the signal; read noise is constant. Luma
     noise is fine-grained, chroma noise blotchy (demosaicing and denoising smear it)."""
     h, w = image.shape[:2]
-    luma = rng.standard_normal((h, w), dtype=np.float32)
-    chroma = rng.standard_normal((h // 4 + 1, w // 4 + 1, 3), dtype=np.float32)
-    chroma = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR) * np.float32(0.6)
-    img = image.astype(np.float32)
-    sigma = np.sqrt(np.float32(s.noise**2) + np.float32(s.shot**2) * img)
-    out = img + sigma * (luma[..., None] + chroma)
-    return np.clip(out, 0, 255).astype(np.uint8)
+    banks = _noise_bank(h, w)
+    bank = banks[int(rng.integers(2))]
+    y, x = int(rng.integers(0, 64)), int(rng.integers(0, 64))
+    field = bank[y:y + h, x:x + w]
+    levels = np.arange(256, dtype=np.float32)
+    lut = np.sqrt(np.float32(s.noise**2) + np.float32(s.shot**2) * levels).astype(np.float32)
+    sigma = lut[image]
+    return np.asarray(cv2.add(image, cv2.multiply(sigma, field), dtype=cv2.CV_8U), dtype=np.uint8)
