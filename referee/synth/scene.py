@@ -74,6 +74,7 @@ class FrameState:
     camera: Camera | None = None  # a shaken camera, else the scene's own
     exposure: Exposure = field(default_factory=Exposure)
     steady: bool = True
+    extras: tuple[Placed, ...] = ()  # loose things on the table: captured pieces
 
 
 class Scene:
@@ -276,6 +277,7 @@ class Scene:
                   for p in state.poses.values()]
         pieces += markers
         pieces += self.clutter
+        pieces += state.extras
         carried = ([piece_placed(state.carried, self.style, self.layout, state.board)]
                    if state.carried is not None else [])
         if tiles:
