@@ -171,8 +171,10 @@ def draw_board(rng: np.random.Generator, layout: BoardLayout, style: BoardStyle,
                            style.base, style.base)
     ink = np.full((h, w, 3), 255, np.uint8)
 
+    sx, sy = w / (layout.width_mm + 2 * m), h / (layout.height_mm + 2 * m)  # exact scales
+
     def xy(wx: float, wy: float) -> tuple[int, int]:  # world mm -> texture pixel (shifted)
-        return _pt((wx + m) * ppm, (layout.height_mm + m - wy) * ppm)
+        return _pt((wx + m) * sx, (layout.height_mm + m - wy) * sy)
 
     for name in layout.square_names():
         f, r = layout.parse(name)

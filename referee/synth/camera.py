@@ -122,6 +122,11 @@ def sample_camera(rng: np.random.Generator, spec: CameraSpec, extent: FloatArray
     k2 = rng.uniform(-0.05, 0.12) * d * abs(k1) * 4
     p1, p2 = rng.uniform(-0.0015, 0.0015, 2) * d
     k3 = 0.0
+    # A real lens maps radius monotonically over the whole frame: shrink any drawn
+    # distortion that would fold back (the inverse map would not exist).
+    r = np.linspace(0, 1.6 * math.hypot(w / 2 / fx, h / 2 / fy), 64)
+    while np.any(1 + 3 * k1 * r**2 + 5 * k2 * r**4 < 0.3):
+        k1, k2 = k1 * 0.7, k2 * 0.7
     tilt = math.radians(rng.uniform(*spec.tilt))
     azimuth = math.radians(rng.uniform(*spec.azimuth))
     fill = rng.uniform(*spec.fill)
@@ -134,9 +139,9 @@ def sample_camera(rng: np.random.Generator, spec: CameraSpec, extent: FloatArray
     span = float(np.ptp(extent[:, :2], axis=0).max())
     camera = base
     for _ in range(30):
-        eye = centre - distance * math.sin(tilt) * toward
-        eye = eye + np.array([0.0, 0.0, distance * math.cos(tilt)])
         target = centre + np.array([pan[0], pan[1], 0.0]) * span
+        eye = target - distance * math.sin(tilt) * toward
+        eye = eye + np.array([0.0, 0.0, distance * math.cos(tilt)])
         rvec, tvec = look_at(eye, target, toward)
         camera = base.with_pose(rvec, tvec)
         image = camera.project(extent)
@@ -158,12 +163,15 @@ def _distortion_map(width: int, height: int, fx: float, fy: float, cx: float, cy
     """For every output pixel, where the ideal canvas shows it: the inverse of the lens model,
     solved by fixed-point iteration on a coarse grid and interpolated (it is smooth)."""
     step = 8
-    gx = np.linspace(0, width - 1, (width - 1) // step + 2)
-    gy = np.linspace(0, height - 1, (height - 1) // step + 2)
+    # Coarse samples sit where cv2.resize (float, exact integer ratio) expects them, with one
+    # sample of padding all round, so every pixel is interpolated and none clamped.
+    nx, ny = -(-width // step) + 2, -(-height // step) + 2
+    gx = (np.arange(nx) - 1 + 0.5) * step - 0.5
+    gy = (np.arange(ny) - 1 + 0.5) * step - 0.5
     xd, yd = np.meshgrid((gx - cx) / fx, (gy - cy) / fy)
     k1, k2, p1, p2, k3 = dist
     x, y = xd.copy(), yd.copy()
-    for _ in range(40):
+    for _ in range(60):
         r2 = x * x + y * y
         radial = 1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 ** 3
         dx = 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
@@ -171,11 +179,8 @@ def _distortion_map(width: int, height: int, fx: float, fy: float, cx: float, cy
         x = (xd - dx) / radial
         y = (yd - dy) / radial
     coarse = np.dstack([x * fx + cx, y * fy + cy]).astype(np.float32)
-    # Interpolate the coarse map at every pixel, corner-aligned like the linspace above.
-    px = np.arange(width, dtype=np.float32) * ((len(gx) - 1) / max(width - 1, 1))
-    py = np.arange(height, dtype=np.float32) * ((len(gy) - 1) / max(height - 1, 1))
-    mx, my = np.meshgrid(px, py)
-    fine = cv2.remap(coarse, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    fine = cv2.resize(coarse, (nx * step, ny * step), interpolation=cv2.INTER_LINEAR)
+    fine = fine[step:step + height, step:step + width]
     return np.ascontiguousarray(fine[..., 0]), np.ascontiguousarray(fine[..., 1])
 
 

@@ -135,5 +135,6 @@ def spare_dice(rng: np.random.Generator, layout: BoardLayout, region: tuple[floa
         look = looks[int(rng.integers(len(looks)))]
         rotation = rot_z(float(rng.uniform(0, 2 * math.pi))) @ die_orientation(
             int(rng.integers(1, 7)), rng)
-        out.append(Placed(die_mesh(look), rotation, np.array([*spot, floor]), base_z=floor))
+        out.append(Placed(die_mesh(look), rotation, np.array([*spot, floor + look.size / 2]),
+                          base_z=floor))
     return out

@@ -254,9 +254,13 @@ class Director:
 
     def _grave_piece(self, carried: PiecePose, spot: FloatArray) -> Placed:
         placed = piece_placed(carried, self.scene.style, self.scene.layout, self.board)
-        return Placed(placed.mesh, rot_z(float(self.rng.uniform(0, 6.28))) @ carried.orientation
-                      if carried.content.kind == "die" else placed.rotation, spot.copy(),
-                      base_z=float(spot[2]))
+        position = spot.copy()
+        if carried.content.kind == "die":
+            position[2] += self.scene.style.dice[carried.content.owner or 0].size / 2
+            rotation = rot_z(float(self.rng.uniform(0, 6.28))) @ carried.orientation
+        else:
+            rotation = placed.rotation
+        return Placed(placed.mesh, rotation, position, base_z=float(spot[2]))
 
     def bump(self) -> None:
         """Someone knocks the board: it slides and turns a little over a few frames."""

@@ -60,8 +60,8 @@ def capsules(pose: HandPose) -> list[Capsule]:
     back = back / (np.linalg.norm(back) + 1e-9)
     back3 = np.array([back[0], back[1], 0.0])
     side = np.array([-back[1], back[0], 0.0])
-    wrist = grip + back3 * 95 * k + np.array([0, 0, 48.0 * k])
-    knuckles = grip + back3 * 38 * k + np.array([0, 0, 26.0 * k])
+    wrist = grip + back3 * 118 * k + np.array([0, 0, 42.0 * k])
+    knuckles = grip + back3 * 52 * k + np.array([0, 0, 30.0 * k])
     elbow = wrist + (shoulder - wrist) * 0.5
     elbow[2] = min(elbow[2], wrist[2] + 90)
     skin, sleeve = pose.look.skin, pose.look.sleeve
@@ -73,16 +73,24 @@ def capsules(pose: HandPose) -> list[Capsule]:
     ]
     if bare > 0.05:
         out.append((wrist, cuff, 24 * k, 31 * k, skin))
-    out.append((wrist, knuckles, 30 * k, 36 * k, skin))  # palm
+    # The back of the hand is flat: three thin capsules side by side, not one thick one.
+    for offset in (-1.0, 0.0, 1.0):
+        out.append((wrist + side * offset * 12 * k, knuckles + side * offset * 22 * k,
+                    15 * k, 13 * k, skin))
     spread = 1 - 0.6 * pose.pinch
     for i, offset in enumerate((-1.5, -0.5, 0.5, 1.5)):
-        base = knuckles + side * offset * 16 * k * (0.8 + 0.2 * spread)
-        tip = grip + side * offset * (4 + 10 * spread) * k + back3 * abs(offset) * 4 * k
+        base = knuckles + side * offset * 15 * k * (0.8 + 0.2 * spread)
+        tip = grip + side * offset * (4 + 10 * spread) * k + back3 * abs(offset) * 6 * k
         tip = tip + np.array([0, 0, 4.0 + 6 * (1 - pose.pinch)])
-        out.append((base, tip, 8.5 * k - i * 0.3, 7.0 * k, skin))
-    thumb_base = wrist + side * (-28 * k) + back3 * (-25 * k) + np.array([0, 0, -12.0 * k])
-    thumb_tip = grip + side * (-16 * k) * (0.5 + spread) + back3 * 8 * k
-    out.append((thumb_base, thumb_tip, 10.5 * k, 8 * k, skin))
+        middle = base + (tip - base) * 0.55 + np.array([0, 0, 10.0 * k])
+        radius = (8.5 - abs(offset) * 0.6) * k
+        out.append((base, middle, radius, radius * 0.95, skin))
+        out.append((middle, tip, radius * 0.95, radius * 0.85, skin))
+    thumb_base = wrist + side * (-30 * k) + back3 * (-20 * k) + np.array([0, 0, -14.0 * k])
+    thumb_mid = thumb_base + (grip - thumb_base) * 0.5 + side * (-14 * k)
+    thumb_tip = grip + side * (-14 * k) * (0.5 + spread) + back3 * 8 * k
+    out.append((thumb_base, thumb_mid, 11.5 * k, 10 * k, skin))
+    out.append((thumb_mid, thumb_tip, 10 * k, 8.5 * k, skin))
     return out
 
 

@@ -109,12 +109,13 @@ def _pip_texture(look: DieLook, value: int, px: int) -> Image:
 
 @lru_cache(maxsize=64)
 def die_mesh(look: DieLook) -> Mesh:
-    """A cube with chamfered (rounded-looking) edges and corners; foot at z = 0."""
+    """A cube with chamfered (rounded-looking) edges and corners, centred on the origin (it is
+    turned about its centre; placing it lifts it by half its size)."""
     half = look.size / 2
     inner = half * (1 - 2 * look.round)
     px = 96
     faces: list[Face] = []
-    centre = np.array([0.0, 0.0, half])
+    centre = np.zeros(3)
     normals = {k: np.array(v, dtype=np.float64) for k, v in DIE_NORMALS.items()}
     for value, n in normals.items():
         u = np.array(DIE_AXES[value][0], dtype=np.float64)

@@ -116,10 +116,11 @@ def piece_placed(pose: PiecePose, style: Style, layout: BoardLayout,
     else:
         mesh = zensu_mesh(style.zensu[owner], c.value)
     rotation_b, shift_b = board.transform(layout)
+    lift = np.array([0.0, 0.0, style.dice[owner].size / 2 if c.kind == "die" else 0.0])
     if pose.lifted is not None:
         rotation = rot_z(pose.yaw) @ rot_x(pose.tilt) @ pose.orientation
-        return Placed(mesh, rotation, np.array(pose.lifted), base_z=0.0)
-    centre = layout.centre(pose.square) + np.array([*pose.offset, 0.0])
+        return Placed(mesh, rotation, np.array(pose.lifted) + lift, base_z=0.0)
+    centre = layout.centre(pose.square) + np.array([*pose.offset, 0.0]) + lift
     rotation = rotation_b @ rot_z(pose.yaw) @ pose.orientation
     return Placed(mesh, rotation, rotation_b @ centre + shift_b)
 

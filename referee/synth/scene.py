@@ -341,9 +341,19 @@ class Scene:
             return tuple((float(x), float(y)) for x, y in a)
 
         squares = tuple((name, state.contents[name]) for name in layout.square_names())
+        names = sorted(state.poses)
+        tops: tuple[tuple[str, tuple[float, float]], ...] = ()
+        if names:
+            points = []
+            for name in names:
+                pose = state.poses[name]
+                foot = layout.centre(name) + np.array([*pose.offset, 0.0])
+                foot[2] = piece_height(pose.content, self.style)
+                points.append(board.apply(layout, foot[None])[0])
+            tops = tuple(zip(names, pts(camera.project(np.array(points))), strict=True))
         return FrameTruth(index, camera.truth(), layout.files, layout.ranks, layout.square_mm,
                           pts(corners), pts(grid), pts(edge), squares, occluded,
-                          state.steady and state.hand is None, state.hand is not None)
+                          state.steady and state.hand is None, state.hand is not None, tops)
 
 
 

@@ -124,6 +124,7 @@ class FrameTruth:
     occluded: tuple[str, ...] = ()
     steady: bool = True
     hand: bool = False
+    tops: tuple[tuple[str, Point], ...] = ()  # image point of each standing piece's top centre
 
     def contents(self) -> Contents:
         return dict(self.squares)
@@ -138,6 +139,7 @@ class FrameTruth:
             "corners": _round(self.corners), "grid": _round(self.grid), "edge": _round(self.edge),
             "squares": {name: content.to_json() for name, content in self.squares},
             "occluded": list(self.occluded), "steady": self.steady, "hand": self.hand,
+            "tops": {name: [round(x, 3), round(y, 3)] for name, (x, y) in self.tops},
         }
 
     @classmethod
@@ -149,6 +151,7 @@ class FrameTruth:
             tuple((k, SquareContent.from_json(v)) for k, v in data["squares"].items()),
             tuple(data.get("occluded", ())), bool(data.get("steady", True)),
             bool(data.get("hand", False)),
+            tuple((k, (float(v[0]), float(v[1]))) for k, v in data.get("tops", {}).items()),
         )
 
 
