@@ -31,7 +31,7 @@ from referee.synth.placement import (
     piece_placed,
 )
 from referee.synth.sensor import Exposure, apply_sensor
-from referee.synth.style import Style, sample_style
+from referee.synth.style import STYLES, Style, sample_style
 from referee.synth.truth import EMPTY, Contents, FrameTruth
 
 FloatArray = npt.NDArray[np.float64]
@@ -58,6 +58,8 @@ class RenderOptions:
         lo, hi = self.tilt
         if not (0 <= lo <= hi <= 60):
             raise RenderError(f"tilt {lo}..{hi} must lie within 0..60 degrees from vertical")
+        if self.style not in STYLES:
+            raise RenderError(f"unknown style {self.style!r}; known styles: {', '.join(STYLES)}")
         if self.pieces not in (None, "dice", "penta"):
             raise RenderError(f"unknown pieces {self.pieces!r}; known: dice, penta")
 
