@@ -11,7 +11,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from referee.synth.games import GameSpec, check_contents, contents_from_position, game_spec, start_contents
+from referee.synth.games import (
+    GameSpec,
+    check_contents,
+    contents_from_position,
+    game_spec,
+    start_contents,
+)
 from referee.synth.placement import place_all
 from referee.synth.scene import FrameState, RenderOptions, Scene
 from referee.synth.truth import Contents, FrameTruth, SquareContent

@@ -120,7 +120,7 @@ def sample_board_style(rng: np.random.Generator, material: str | None = None) ->
         base = papers[int(rng.integers(len(papers)))]
         dark = base
         side = (40, 40, 40) if rng.random() < 0.5 else (180, 185, 190)
-    base = tx.jitter(rng, base, 0.05)
+    base_colour = tx.jitter(rng, base, 0.05)
     checkered = bool(rng.random() < 0.5)
     palettes = [((120, 160, 200), (225, 235, 240)), ((90, 130, 90), (220, 235, 230)),
                 ((150, 110, 80), (230, 225, 215)), ((100, 100, 100), (235, 235, 235)),
@@ -134,7 +134,8 @@ def sample_board_style(rng: np.random.Generator, material: str | None = None) ->
     gap = float(rng.uniform(1.0, 3.0)) if (not checkered and rng.random() < 0.25) else 0.0
     goal_colours = [(80, 80, 200), (60, 150, 220), (150, 110, 60), (90, 90, 90)]
     return BoardStyle(
-        material=material, base=base, base_dark=tx.jitter(rng, dark, 0.05), checkered=checkered,
+        material=material, base=base_colour, base_dark=tx.jitter(rng, dark, 0.05),
+        checkered=checkered,
         dark_square=tx.jitter(rng, dark_sq, 0.08), light_square=tx.jitter(rng, light_sq, 0.03),
         line=line, line_mm=line_mm, border_mm=float(rng.choice([0.0, rng.uniform(1.0, 4.0)])),
         cell_gap_mm=gap, goal_mark=str(rng.choice(GOAL_MARKS)),
@@ -212,7 +213,7 @@ def draw_board(rng: np.random.Generator, layout: BoardLayout, style: BoardStyle,
     if style.labels and m > 0.3 * s:
         _labels(ink, layout, style, xy, ppm)
     if ppm > 1.5:  # printing is never razor sharp
-        ink = cv2.GaussianBlur(ink, (0, 0), 0.35 * ppm)
+        ink = np.asarray(cv2.GaussianBlur(ink, (0, 0), 0.35 * ppm), dtype=np.uint8)
     out = np.asarray(cv2.multiply(base, ink, scale=1 / 255.0), dtype=np.uint8)
     return tx.grime(rng, out, ppm, style.wear)
 

@@ -37,11 +37,11 @@ class Camera:
     tvec: tuple[float, float, float]
 
     @property
-    def K(self) -> FloatArray:  # noqa: N802 - the standard name
+    def K(self) -> FloatArray:
         return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
 
     @property
-    def R(self) -> FloatArray:  # noqa: N802
+    def R(self) -> FloatArray:
         rotation, _ = cv2.Rodrigues(np.array(self.rvec, dtype=np.float64))
         return np.asarray(rotation, dtype=np.float64)
 
@@ -69,7 +69,8 @@ class Camera:
         return np.asarray(pts @ self.R.T + np.array(self.tvec), dtype=np.float64)
 
     def with_pose(self, rvec: FloatArray, tvec: FloatArray) -> Camera:
-        r, t = np.asarray(rvec, dtype=np.float64).ravel(), np.asarray(tvec, dtype=np.float64).ravel()
+        r = np.asarray(rvec, dtype=np.float64).ravel()
+        t = np.asarray(tvec, dtype=np.float64).ravel()
         return Camera(self.width, self.height, self.fx, self.fy, self.cx, self.cy, self.dist,
                       (float(r[0]), float(r[1]), float(r[2])),
                       (float(t[0]), float(t[1]), float(t[2])))
@@ -190,7 +191,7 @@ def canvas_margin(camera: Camera) -> int:
                                    camera.cy, camera.dist)
     over = max(-float(map_x.min()), -float(map_y.min()), float(map_x.max()) - camera.width,
                float(map_y.max()) - camera.height, 0.0)
-    return int(math.ceil(over)) + 4
+    return math.ceil(over) + 4
 
 
 def distortion_maps(camera: Camera, margin: int) -> tuple[Map, Map]:

@@ -50,7 +50,7 @@ def draw_flat_clutter(rng: np.random.Generator, texture: Image, layout: BoardLay
         shade = np.zeros(texture.shape[:2], np.uint8)
         if kind == "sheet":
             size = (210 * ppm, 148 * ppm) if rng.random() < 0.5 else (148 * ppm, 105 * ppm)
-            box = cv2.boxPoints(((cx, cy), size, angle))
+            box = _box(((cx, cy), size, angle))
             _shadow(texture, box, ppm, 3)
             cv2.fillConvexPoly(texture, np.round(box * 16).astype(np.int32),
                                (235, 240, 242), cv2.LINE_AA, 4)
@@ -66,23 +66,27 @@ def draw_flat_clutter(rng: np.random.Generator, texture: Image, layout: BoardLay
             cv2.circle(texture, (round(cx * 16), round(cy * 16)), round(r * 0.85 * 16), rim,
                        max(1, round(ppm * 0.6)), cv2.LINE_AA, 4)
         elif kind == "pencil":
-            box = cv2.boxPoints(((cx, cy), (170 * ppm, 7 * ppm), angle))
+            box = _box(((cx, cy), (170 * ppm, 7 * ppm), angle))
             _shadow(texture, box + 2 * ppm, ppm, 2)
             colour = [(40, 180, 230), (40, 40, 170), (140, 90, 30)][int(rng.integers(3))]
             cv2.fillConvexPoly(texture, np.round(box * 16).astype(np.int32), colour,
                                cv2.LINE_AA, 4)
-            centre_line = cv2.boxPoints(((cx, cy), (170 * ppm, 2 * ppm), angle))
+            centre_line = _box(((cx, cy), (170 * ppm, 2 * ppm), angle))
             light = tuple(min(255, c * 1.3 + 30) for c in colour)
             cv2.fillConvexPoly(texture, np.round(centre_line * 16).astype(np.int32), light,
                                cv2.LINE_AA, 4)
         else:
-            box = cv2.boxPoints(((cx, cy), (150 * ppm, 72 * ppm), angle))
+            box = _box(((cx, cy), (150 * ppm, 72 * ppm), angle))
             _shadow(texture, box + 2 * ppm, ppm, 3)
             cv2.fillConvexPoly(texture, np.round(box * 16).astype(np.int32), (25, 22, 20),
                                cv2.LINE_AA, 4)
-            inner = cv2.boxPoints(((cx, cy), (138 * ppm, 64 * ppm), angle))
+            inner = _box(((cx, cy), (138 * ppm, 64 * ppm), angle))
             cv2.fillConvexPoly(texture, np.round(inner * 16).astype(np.int32), (45, 38, 35),
                                cv2.LINE_AA, 4)
+
+
+def _box(rect: tuple[tuple[float, float], tuple[float, float], float]) -> npt.NDArray[np.float32]:
+    return np.asarray(cv2.boxPoints(rect), dtype=np.float32)
 
 
 def _shadow(texture: Image, box: npt.NDArray[np.float32], ppm: float, blur_mm: float) -> None:

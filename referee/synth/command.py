@@ -90,10 +90,10 @@ def run(args: argparse.Namespace) -> int:
         match, record_text = _match(args.record, args.game)
     if suffix in VIDEO_CODECS:
         footage = FootageOptions(fps=args.fps, plies=args.plies, faults=faults)
-        truth = render_footage(args.game, out, args.seed, record_text=record_text, match=match,
+        video = render_footage(args.game, out, args.seed, record_text=record_text, match=match,
                                options=options, footage=footage)
-        print(f"{out}: {len(truth.frames)} frames, {len(truth.plies)} acts, "
-              f"style {truth.style}; truth in {out.with_suffix('.json')}")
+        print(f"{out}: {len(video.frames)} frames, {len(video.plies)} acts, "
+              f"style {video.style}; truth in {out.with_suffix('.json')}")
         return 0
     if faults:
         raise RenderError("--faults apply to footage (.mp4, .avi), not to a single frame")

@@ -15,7 +15,14 @@ import numpy.typing as npt
 from referee.synth.camera import Camera
 from referee.synth.hands import HandLook, HandPose, sample_hand_look
 from referee.synth.mesh import Placed, rot_z
-from referee.synth.placement import BoardPose, PiecePose, piece_height, piece_placed, place, with_face
+from referee.synth.placement import (
+    BoardPose,
+    PiecePose,
+    piece_height,
+    piece_placed,
+    place,
+    with_face,
+)
 from referee.synth.scene import FrameState, Scene
 from referee.synth.sensor import Exposure
 from referee.synth.truth import EMPTY, Contents, SquareContent
@@ -94,7 +101,8 @@ class Director:
         rotation = delta @ base.R
         rvec, _ = cv2.Rodrigues(rotation)
         tvec = delta @ np.array(base.tvec)
-        return base.with_pose(rvec.ravel(), tvec)
+        return base.with_pose(np.asarray(rvec, dtype=np.float64).ravel(),
+                              np.asarray(tvec, dtype=np.float64))
 
     def _exposure(self) -> Exposure:
         t = len(self.frames) / self.fps
@@ -128,7 +136,7 @@ class Director:
         if pose is not None:
             point = point + np.array([*pose.offset, 0.0])
         point[2] = z
-        return self.board.apply(layout, point[None])[0]
+        return np.asarray(self.board.apply(layout, point[None])[0], dtype=np.float64)
 
     def _shoulder(self, mover: int) -> FloatArray:
         layout = self.scene.layout
@@ -146,7 +154,8 @@ class Director:
 
     def _path(self, hand: dict[str, object], target: FloatArray, seconds: float, *,
               arc: float = 0.0, pinch: tuple[float, float] | None = None,
-              carried: PiecePose | None = None, turn_to: SquareContent | None = None) -> PiecePose | None:
+              carried: PiecePose | None = None, turn_to: SquareContent | None = None,
+              ) -> PiecePose | None:
         """Move the hand's grip to `target`; a carried piece follows (and is turned to
         `turn_to` halfway)."""
         start = np.array(hand["grip"], dtype=np.float64)
@@ -175,8 +184,9 @@ class Director:
     def _hand_pose(self, hand: dict[str, object]) -> HandPose:
         mover = int(hand["mover"])  # type: ignore[call-overload]
         grip = np.asarray(hand["grip"], dtype=np.float64)
+        s = self._shoulder(mover)
         return HandPose((float(grip[0]), float(grip[1]), float(grip[2])),
-                        tuple(self._shoulder(mover)), self.looks[mover],  # type: ignore[arg-type]
+                        (float(s[0]), float(s[1]), float(s[2])), self.looks[mover],
                         float(hand["pinch"]))  # type: ignore[arg-type]
 
     # --- acts ------------------------------------------------------------------------------
@@ -248,7 +258,8 @@ class Director:
         slot = self._grave_slots[mover]
         self._grave_slots[mover] += 1
         x = layout.width_mm + layout.margin_mm + 45 + 40 * (slot // 3)
-        y = layout.square_mm * (0.8 + slot % 3) if mover == 0 else layout.height_mm - layout.square_mm * (0.8 + slot % 3)
+        along = layout.square_mm * (0.8 + slot % 3)
+        y = along if mover == 0 else layout.height_mm - along
         floor = -layout.thickness_mm
         return np.array([x, y, floor])
 

@@ -19,9 +19,22 @@ import numpy as np
 from referee.errors import OutputError, RenderError
 from referee.rules.core import Match
 from referee.synth.director import Act, Director, Step
-from referee.synth.games import GameSpec, contents_from_position, game_spec, rules_game, square_names
+from referee.synth.games import (
+    GameSpec,
+    contents_from_position,
+    game_spec,
+    rules_game,
+    square_names,
+)
 from referee.synth.scene import RenderOptions, Scene
-from referee.synth.truth import Contents, FootageTruth, PlyTruth, SquareContent, SteadyTruth
+from referee.synth.truth import (
+    Contents,
+    FootageTruth,
+    FrameTruth,
+    PlyTruth,
+    SquareContent,
+    SteadyTruth,
+)
 
 log = logging.getLogger(__name__)
 FAULTS = ("drop", "bump", "light", "illegal", "forgotten")
@@ -152,14 +165,14 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
     _direct(director, acts, footage, rng)
     writer = _open_writer(path, codec, footage.fps, options.width, options.height)
     dropped = _dropped(len(director.frames), footage, rng)
-    frames = []
+    frames: list[FrameTruth] = []
     try:
         for index, state in enumerate(director.frames):
             if index in dropped:
                 continue
-            frame, truth = scene.render(state, rng, len(frames))
+            frame, frame_truth = scene.render(state, rng, len(frames))
             writer.write(frame)
-            frames.append(truth)
+            frames.append(frame_truth)
     finally:
         writer.release()
     truth = _truth(spec, seed, scene, footage, director, frames, dropped, record_text)
@@ -210,7 +223,8 @@ def _open_writer(path: Path, codec: str, fps: float, width: int, height: int) ->
         path.touch()
     except OSError as error:
         raise OutputError(f"{path}: cannot be written ({error.strerror})") from None
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*codec), fps, (width, height))
+    fourcc = cv2.VideoWriter.fourcc(*codec)
+    writer = cv2.VideoWriter(str(path), fourcc, fps, (width, height))
     if not writer.isOpened():
         raise OutputError(f"{path}: OpenCV cannot write {codec} video here")
     return writer

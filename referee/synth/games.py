@@ -54,7 +54,8 @@ def game_spec(name: str) -> GameSpec:
     try:
         game = find_game(key)
     except UnknownGameError:
-        raise RenderError(f"unknown game {name!r}; known games: {', '.join(known_games())}") from None
+        known = ", ".join(known_games())
+        raise RenderError(f"unknown game {name!r}; known games: {known}") from None
     files, ranks = int(getattr(game, "files", 0)), int(getattr(game, "ranks", 0))
     if not files or not hasattr(game, "goals"):
         raise RenderError(f"the renderer does not know the board of {name!r}")
@@ -119,7 +120,8 @@ def renaissance_position(spec: GameSpec, rng: np.random.Generator, *, taken: int
             break
     else:
         raise RenderError("could not lay out the Renaissance tiles")
-    gone = set(rng.choice(np.arange(1, len(POLYOMINOES) + 1), taken, replace=False)) if taken else set()
+    ids = np.arange(1, len(POLYOMINOES) + 1)
+    gone = {int(i) for i in rng.choice(ids, taken, replace=False)} if taken else set()
     out: Contents = {}
     for name in names:
         cell = (ord(name[0]) - 97, int(name[1:]) - 1)

@@ -78,7 +78,7 @@ def capsules(pose: HandPose) -> list[Capsule]:
         out.append((wrist + side * offset * 12 * k, knuckles + side * offset * 22 * k,
                     15 * k, 13 * k, skin))
     spread = 1 - 0.6 * pose.pinch
-    for i, offset in enumerate((-1.5, -0.5, 0.5, 1.5)):
+    for offset in (-1.5, -0.5, 0.5, 1.5):
         base = knuckles + side * offset * 15 * k * (0.8 + 0.2 * spread)
         tip = grip + side * offset * (4 + 10 * spread) * k + back3 * abs(offset) * 6 * k
         tip = tip + np.array([0, 0, 4.0 + 6 * (1 - pose.pinch)])
@@ -144,10 +144,10 @@ def draw_hand(image: Image, canvas: Canvas, pose: HandPose, light: Light) -> npt
                                cv2.LINE_AA, 4)
         cv2.fillConvexPoly(alpha, _capsule_polygon(a, b, ra, rb), 255, cv2.LINE_AA, 4)
     # Skin and cloth are soft: blur the layer a little inside, keep the outline's alpha.
-    layer = cv2.GaussianBlur(layer, (0, 0), 1.2)
-    a = cv2.GaussianBlur(alpha, (0, 0), 0.8).astype(np.float32)[..., None] / 255.0
+    soft = np.asarray(cv2.GaussianBlur(layer, (0, 0), 1.2), dtype=np.float32)
+    cover = np.asarray(cv2.GaussianBlur(alpha, (0, 0), 0.8), dtype=np.float32)[..., None] / 255.0
     roi = image[y0:y1, x0:x1]
-    roi[...] = (roi * (1 - a) + layer * a).astype(np.uint8)
+    roi[...] = (roi * (1 - cover) + soft * cover).astype(np.uint8)
     mask[y0:y1, x0:x1] = np.where(alpha > 127, 255, 0).astype(np.uint8)
     return mask
 

@@ -176,10 +176,10 @@ def _fill(image: Image, px: FloatArray, colour: FloatArray, alpha: float) -> Non
 
 
 def _roi(px: FloatArray, shape: tuple[int, ...]) -> tuple[int, int, int, int]:
-    x0 = max(int(math.floor(px[:, 0].min())) - 1, 0)
-    y0 = max(int(math.floor(px[:, 1].min())) - 1, 0)
-    x1 = min(int(math.ceil(px[:, 0].max())) + 2, shape[1])
-    y1 = min(int(math.ceil(px[:, 1].max())) + 2, shape[0])
+    x0 = max(math.floor(px[:, 0].min()) - 1, 0)
+    y0 = max(math.floor(px[:, 1].min()) - 1, 0)
+    x1 = min(math.ceil(px[:, 0].max()) + 2, shape[1])
+    y1 = min(math.ceil(px[:, 1].max()) + 2, shape[0])
     return x0, y0, x1, y1
 
 

@@ -176,7 +176,7 @@ def _rotated_text(tex: Image, text: str, centre: tuple[float, float], angle: flo
     org = ((size - tw) // 2, (size + th) // 2)
     cv2.putText(glyph, text, org, font, scale, 255, thick, cv2.LINE_AA)
     rot = cv2.getRotationMatrix2D((size / 2, size / 2), math.degrees(angle), 1.0)
-    rot[:, 2] += [centre[0] - size / 2, centre[1] - size / 2]
+    rot[:, 2] += np.array([centre[0] - size / 2, centre[1] - size / 2])
     h, w = tex.shape[:2]
     alpha = cv2.warpAffine(glyph, rot, (w, h)).astype(np.float32)[..., None] / 255.0
     tex[...] = (tex * (1 - alpha) + np.array(colour, np.float32) * alpha).astype(np.uint8)
@@ -268,7 +268,8 @@ def tile_mesh(cells: tuple[tuple[int, int], ...], square: float, height: float,
     for f, r in cells:
         x0, y0, x1, y1 = f * square, r * square, (f + 1) * square, (r + 1) * square
         g = {d: (0.0 if n in cellset else gap)
-             for d, n in {"w": (f - 1, r), "e": (f + 1, r), "s": (f, r - 1), "n": (f, r + 1)}.items()}
+             for d, n in {"w": (f - 1, r), "e": (f + 1, r), "s": (f, r - 1),
+                          "n": (f, r + 1)}.items()}
         ox0, oy0, ox1, oy1 = x0 + g["w"], y0 + g["s"], x1 - g["e"], y1 - g["n"]
         b = {d: (bevel if g[d] else -0.2) for d in g}  # slight overlap hides inner seams
         top = np.array([[ox0 + b["w"], oy0 + b["s"], height], [ox1 - b["e"], oy0 + b["s"], height],
@@ -296,7 +297,7 @@ def tile_mesh(cells: tuple[tuple[int, int], ...], square: float, height: float,
 def marker_mesh(radius: float, height: float, colour: Colour, metal: float) -> Mesh:
     """A round metal-look counter: a 24-sided prism."""
     n = 24
-    ring = np.array([[radius * math.cos(2 * math.pi * k / n), radius * math.sin(2 * math.pi * k / n)]
-                     for k in range(n)])
+    angles = np.arange(n) * (2 * math.pi / n)
+    ring = np.column_stack([radius * np.cos(angles), radius * np.sin(angles)])
     faces = _polygon_prism(ring, height, min(0.6, height * 0.3), colour, None, None)
     return Mesh(tuple(faces), gloss=0.9, shininess=60.0, metal=metal)

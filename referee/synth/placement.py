@@ -13,7 +13,14 @@ import numpy.typing as npt
 
 from referee.synth.board import BoardLayout
 from referee.synth.mesh import Mesh, Placed, rot_x, rot_z
-from referee.synth.pieces import die_mesh, die_orientation, marker_mesh, penta_mesh, tile_mesh, zensu_mesh
+from referee.synth.pieces import (
+    die_mesh,
+    die_orientation,
+    marker_mesh,
+    penta_mesh,
+    tile_mesh,
+    zensu_mesh,
+)
 from referee.synth.style import Style
 from referee.synth.textures import Colour
 from referee.synth.truth import Contents, SquareContent

@@ -133,9 +133,11 @@ class Scene:
         self.region = self._visible_region(floor)
         x0, y0, x1, y1 = self.region
         self.table_ppm = min(2.5, 1400 / max(x1 - x0, y1 - y0))
-        shape = (max(8, round((y1 - y0) * self.table_ppm)), max(8, round((x1 - x0) * self.table_ppm)))
+        ppm = self.table_ppm
+        shape = (max(8, round((y1 - y0) * ppm)), max(8, round((x1 - x0) * ppm)))
         light, dark = style.table_colours
-        kind = {"wood": "planks", "cloth": "cloth", "stone": "stone", "laminate": "paper"}[style.table]
+        kinds = {"wood": "planks", "cloth": "cloth", "stone": "stone", "laminate": "paper"}
+        kind = kinds[style.table]
         self.table_tex = tx.material(rng, kind, shape, self.table_ppm, light, dark)
         clutter = style.clutter if self.options.clutter else 0
         draw_flat_clutter(rng, self.table_tex, layout, self.region, self.table_ppm, clutter)
@@ -173,8 +175,8 @@ class Scene:
         world = np.array([[x0, y1, floor], [x1, y1, floor], [x1, y0, floor], [x0, y0, floor]])
         tex_pts = np.array([[0, 0], [tw, 0], [tw, th], [0, th]], dtype=np.float64)
         hom = canvas.homography(world, tex_pts)
-        image = cv2.warpPerspective(self.table_tex, hom, (w, h), flags=cv2.INTER_LINEAR,
-                                    borderMode=cv2.BORDER_REFLECT)
+        image = np.asarray(cv2.warpPerspective(self.table_tex, hom, (w, h), flags=cv2.INTER_LINEAR,
+                                               borderMode=cv2.BORDER_REFLECT), dtype=np.uint8)
         light = self.style.light
         # The board's own shadow on the table, then its edges and top.
         rotation, shift = board.transform(layout)
@@ -258,7 +260,8 @@ class Scene:
             contact = np.zeros_like(mask)
             for poly in near:
                 cv2.fillConvexPoly(contact, poly - shift, 1.0, cv2.LINE_AA, 4)
-            contact = cv2.GaussianBlur(contact, (0, 0), max(0.6, 1.5 * scale))
+            contact = np.asarray(cv2.GaussianBlur(contact, (0, 0), max(0.6, 1.5 * scale)),
+                                 dtype=np.float32)
             mask = np.maximum(mask, contact * np.float32(0.45))
         fx0, fy0 = x0 * k, y0 * k
         fx1, fy1 = min(x1 * k, w), min(y1 * k, h)

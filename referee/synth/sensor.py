@@ -5,8 +5,8 @@ and read, with blotchy chroma as after a real ISP's denoiser), and JPEG compress
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -15,6 +15,10 @@ import numpy.typing as npt
 from referee.synth.style import SensorStyle, Style
 
 Image = npt.NDArray[np.uint8]
+
+
+def _u8(image: object) -> Image:
+    return np.asarray(image, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ def _gain_map(width: int, height: int, lamp: tuple[float, float, float],
 
 
 def _motion_kernel(length: float, angle: float) -> npt.NDArray[np.float32]:
-    size = max(3, int(math.ceil(length)) | 1)
+    size = max(3, math.ceil(length) | 1)
     kernel = np.zeros((size, size), np.float32)
     c = size // 2
     dx, dy = math.cos(math.radians(angle)), math.sin(math.radians(angle))
@@ -65,22 +69,22 @@ def apply_sensor(image: Image, style: Style, rng: np.random.Generator,
     img = image.astype(np.float32) * gain[..., None] * channel
     out = np.clip(img, 0, 255).astype(np.uint8)
     if s.blur * scale > 0.3:
-        out = cv2.GaussianBlur(out, (0, 0), s.blur * scale)
+        out = _u8(cv2.GaussianBlur(out, (0, 0), s.blur * scale))
     motion = s.motion + ex.motion
     if motion * scale >= 1.0:
         angle = s.motion_angle if ex.motion == 0 else ex.motion_angle
-        out = cv2.filter2D(out, -1, _motion_kernel(motion * scale, angle))
+        out = _u8(cv2.filter2D(out, -1, _motion_kernel(motion * scale, angle)))
     if s.sharpen > 0.05:
         soft = cv2.GaussianBlur(out, (0, 0), 1.6 * max(scale, 0.5))
-        out = cv2.addWeighted(out, 1 + s.sharpen, soft, -s.sharpen, 0)
+        out = _u8(cv2.addWeighted(out, 1 + s.sharpen, soft, -s.sharpen, 0))
     if abs(s.gamma - 1) > 0.01:
         lut = (np.linspace(0, 1, 256) ** (1 / s.gamma) * 255).astype(np.uint8)
-        out = cv2.LUT(out, lut)
+        out = _u8(cv2.LUT(out, lut))
     out = _noise(out, s, rng)
     if jpeg and s.jpeg:
         ok, data = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, s.jpeg])
         if ok:
-            out = cv2.imdecode(data, cv2.IMREAD_COLOR)
+            out = _u8(cv2.imdecode(data, cv2.IMREAD_COLOR))
     return np.asarray(out, dtype=np.uint8)
 
 

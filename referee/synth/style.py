@@ -167,7 +167,8 @@ def sample_style(rng: np.random.Generator, family: str = "random", *, square_mm:
                      (140, 180, 205)]]
     if rng.random() < 0.4:
         tile_palette = [tx.jitter(rng, c, 0.08) for c in
-                        [(60, 60, 170), (170, 110, 40), (60, 150, 70), (40, 170, 210), (150, 70, 130)]]
+                        [(60, 60, 170), (170, 110, 40), (60, 150, 70), (40, 170, 210),
+                         (150, 70, 130)]]
     lamp = (float(rng.uniform(-0.8, 0.8)), float(rng.uniform(-0.8, 0.8)),
             float(rng.uniform(0.1, 0.45)))
     return Style(

@@ -76,7 +76,7 @@ def wood(rng: np.random.Generator, shape: tuple[int, int], px_per_mm: float,
             tex[y0:y1] = np.clip(tex[y0:y1].astype(np.float32) * tones[i], 0, 255).astype(np.uint8)
             tex[max(y0 - 1, 0):y0 + 1] = (tex[max(y0 - 1, 0):y0 + 1] * 0.45).astype(np.uint8)
     rot = cv2.getRotationMatrix2D((diag / 2, diag / 2), angle, 1.0)
-    rot[:, 2] -= [(diag - w) / 2, (diag - h) / 2]
+    rot[:, 2] -= np.array([(diag - w) / 2, (diag - h) / 2])
     return np.asarray(cv2.warpAffine(tex, rot, (w, h), borderMode=cv2.BORDER_REFLECT))
 
 
@@ -101,7 +101,8 @@ def cloth(rng: np.random.Generator, shape: tuple[int, int], px_per_mm: float,
     threads = noise(rng, shape, 4 * px_per_mm, 2, stretch=6.0)
     folds = noise(rng, shape, 120 * px_per_mm, 3)
     t = 0.8 + 0.12 * weave + 0.1 * threads + 0.25 * (folds - 0.5)
-    return np.clip(np.array(colour, np.float32) * t[..., None], 0, 255).astype(np.uint8)
+    out = np.clip(np.array(colour, np.float32) * t[..., None], 0, 255)
+    return np.asarray(out, dtype=np.uint8)
 
 
 def stone(rng: np.random.Generator, shape: tuple[int, int], px_per_mm: float,
@@ -139,7 +140,8 @@ def _bank(kind: str, variant: int) -> Field:
     ppm = BANK_PPM[kind]
     white, black = (255.0, 255.0, 255.0), (0.0, 0.0, 0.0)
     if kind in ("wood", "planks"):
-        img = wood(rng, shape, ppm, white, black, planks=int(rng.integers(4, 8)) if kind == "planks" else 0)
+        planks = int(rng.integers(4, 8)) if kind == "planks" else 0
+        img = wood(rng, shape, ppm, white, black, planks=planks)
     elif kind == "paper":
         img = paper(rng, shape, ppm, white)
     elif kind == "cloth":
@@ -165,7 +167,7 @@ def material(rng: np.random.Generator, kind: str, shape: tuple[int, int], ppm: f
     y0 = int(rng.integers(0, BANK_SIZE - ch + 1))
     x0 = int(rng.integers(0, BANK_SIZE - cw + 1))
     crop = np.ascontiguousarray(field[y0:y0 + ch, x0:x0 + cw])
-    t = cv2.resize(crop, (w, h), interpolation=cv2.INTER_LINEAR)
+    t = np.asarray(cv2.resize(crop, (w, h), interpolation=cv2.INTER_LINEAR), dtype=np.float32)
     if kind in ("paper", "cloth"):
         return mix((0.0, 0.0, 0.0), light, t)
     return mix(dark, light, t)

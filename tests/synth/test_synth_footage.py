@@ -104,7 +104,7 @@ def test_footage_of_the_same_seed_is_identical(tmp_path: Path) -> None:
 
 
 def test_footage_refuses_bad_requests(tmp_path: Path) -> None:
-    with pytest.raises(RenderError, match=".mp4 or .avi"):
+    with pytest.raises(RenderError, match=r"\.mp4 or \.avi"):
         render_footage("rinne", tmp_path / "x.mkv", 1, options=TINY, footage=FAST)
     with pytest.raises(OutputError, match="folder does not exist"):
         render_footage("rinne", tmp_path / "no" / "x.mp4", 1, options=TINY, footage=FAST)
