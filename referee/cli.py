@@ -48,6 +48,25 @@ def _play(args: argparse.Namespace) -> int:
     return play_in_terminal(find_game(args.game), input_fn=input, output_fn=print)
 
 
+# --- render (referee/synth) ---------------------------------------------------------------
+
+
+def _render(args: argparse.Namespace) -> int:
+    from referee.synth.command import run
+
+    return run(args)
+
+
+def _add_render(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    from referee.synth.command import add_arguments
+
+    add_arguments(verb("render", _render, "render a frame or footage of a game, with its "
+                       "ground truth"))
+
+
+# --- end render -------------------------------------------------------------------------
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="referee", description="A camera referee for Rinne, Tensei and their family."
@@ -71,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     play = verb("play", _play, "two people play a game in the terminal")
     play.add_argument("--game", required=True, help=f"one of: {games}")
+
+    _add_render(verb)
     return parser
 
 

@@ -38,3 +38,11 @@ class NoBoardError(RefereeError, LookupError):
 
 class VisionSettingsError(RefereeError, ValueError):
     """A vision settings file (calibration/vision.toml) with an unknown key or a bad value."""
+
+
+class RenderError(RefereeError, ValueError):
+    """A render request that cannot be met: unknown style or game, bad options, bad content."""
+
+
+class OutputError(RefereeError, OSError):
+    """An output file that cannot be written."""
