@@ -318,25 +318,33 @@ class NearestEdges:
 
 
 def chamfer_fit(near: NearestEdges, h: FloatArray, files: int, ranks: int,
-                radii_px: tuple[float, ...], *, iterations: int = 3, per_square: int = 8) -> FloatArray | None:
+                radii_px: tuple[float, ...], *, iterations: int = 3, per_square: int = 8,
+                max_angle_deg: float = 20.0) -> FloatArray | None:
     """Pull a coarse grid onto the edges: each sample point of a predicted line takes its
-    nearest edge pixel (within the radius) as a point of that line; refit; repeat with a
-    shrinking radius (an ICP on lines). Dense texture barely matters, since a sample takes
-    only its single nearest edge."""
+    nearest edge pixel (within the radius, running along the line) as a point of that line;
+    refit; repeat with a shrinking radius (an ICP on lines). Dense texture barely matters,
+    since a sample takes only its single nearest edge."""
     pts, on_x, index = _line_samples(files, ranks, per_square, 0.12)
+    along = np.where(on_x[:, None], [[0.0, 0.05]], [[0.05, 0.0]])
     rows, cols = near.dist.shape
+    limit = np.sin(np.radians(max_angle_deg))
     for radius in radii_px:
         for _ in range(iterations):
             mapped = pts @ h[:, :2].T + h[:, 2]
+            ahead = (pts + along) @ h[:, :2].T + h[:, 2]
             xy = mapped[:, :2] / mapped[:, 2:3]
+            direction = ahead[:, :2] / ahead[:, 2:3] - xy
             xi, yi = np.rint(xy[:, 0]), np.rint(xy[:, 1])
             ok = (mapped[:, 2] > 0) & (xi >= 0) & (xi < cols) & (yi >= 0) & (yi < rows)
             xi, yi = xi[ok].astype(np.int64), yi[ok].astype(np.int64)
             d = near.dist[yi, xi]
-            close = d <= radius
+            label = near.nearest[yi, xi]
+            unit = direction[ok] / np.maximum(np.linalg.norm(direction[ok], axis=1, keepdims=True), 1e-9)
+            across = np.abs(np.sum(near.normals[label] * unit, axis=1)) <= limit
+            close = (d <= radius) & across
             if close.sum() < 12:
                 return None
-            found = near.coords[near.nearest[yi, xi][close]]
+            found = near.coords[label[close]]
             weight = (1.0 - (d[close] / (radius + 1.0)) ** 2) ** 2
             fitted = solve_lines(found, on_x[ok][close], index[ok][close], weight, h)
             if fitted is None:

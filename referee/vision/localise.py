@@ -32,7 +32,7 @@ from referee.vision.gridfit import (
     line_support,
 )
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
-from referee.vision.profiles import fit_profiles, profile_support
+from referee.vision.profiles import ProfileSupport, fit_profiles, profile_support
 from referee.vision.settings import LocaliseSettings, TrackSettings, default_settings
 
 log = logging.getLogger(__name__)
@@ -320,15 +320,14 @@ def _roi(h: FloatArray, files: int, ranks: int, margin: float, shape: tuple[int,
     return max(0, x0), max(0, y0), min(shape[1], x1 + 1), min(shape[0], y1 + 1)
 
 
-def refine(frame: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> FloatArray:
+def refine(frame: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
+           s: LocaliseSettings) -> FloatArray:
     """Sub-pixel fit of `h` (board -> frame) to the lines' intensity profiles at full
-    resolution; kept only when the refined grid is at least as well supported."""
+    resolution; the coarse grid stays when the fit fails or jumps."""
     fitted = fit_profiles(frame, h, files, ranks, s.refine_bands)
-    if fitted is None or _moved(h, fitted, files, ranks) > 0.25:
+    if fitted is None or _moved(h, fitted, files, ranks) > 0.5:
         return h
-    before = profile_support(frame, h, files, ranks)
-    after = profile_support(frame, fitted, files, ranks)
-    return fitted if after.grid >= before.grid - 0.02 else h
+    return fitted
 
 
 def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
@@ -365,14 +364,22 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
         raise NoBoardError(f"no board: no {files}x{ranks} grid of lines in view")
     scored.sort(key=lambda sh: -sh[0])
     best: tuple[float, FloatArray, Support] | None = None
+    tried: list[FloatArray] = []
     for _, h in scored[: s.chamfer_candidates]:
         pulled = chamfer_fit(near, h, files, ranks, s.chamfer_radii_px)
         if pulled is None or _moved(h, pulled, files, ranks) > 0.5:
             pulled = h
-        sup = _support(near, pulled, files, ranks, s)
-        score = sup.score() if sup.visible >= 0.75 else -1.0
-        if best is None or score > best[0]:
-            best = (score, pulled, sup)
+        # the grid and its four one-square shifts: a hand over an outer row or a board's
+        # border line can make the first guess one square off
+        for dx, dy in ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)):
+            shifted = pulled @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1.0]])
+            if any(_moved(shifted, other, files, ranks) < 0.3 for other in tried):
+                continue
+            tried.append(shifted)
+            sup = _support(near, shifted, files, ranks, s)
+            score = sup.score() if sup.visible >= 0.75 else -1.0
+            if best is None or score > best[0]:
+                best = (score, shifted, sup)
     assert best is not None
     _, h_work, sup = best
     why = sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio)

@@ -104,7 +104,7 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     # predicted line: a die's edge or a shadow may be stronger but lies further off.
     local = np.zeros_like(conv, dtype=bool)
     local[:, 1:-1] = (conv[:, 1:-1] >= conv[:, :-2]) & (conv[:, 1:-1] >= conv[:, 2:])
-    local &= conv >= 0.5 * conv.max(axis=1, keepdims=True)
+    local &= conv >= 0.25 * conv.max(axis=1, keepdims=True)
     centre_index = length - 1 + (-(offs[0] + offs[1]) / step)  # conv index of offset 0
     distance = np.where(local, np.abs(np.arange(conv.shape[1])[None, :] - centre_index), np.inf)
     peak = np.where(np.isfinite(distance.min(axis=1)), np.argmin(distance, axis=1), np.argmax(conv, axis=1))
@@ -146,6 +146,9 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
             # that disagree with the rest drop out.
             on_x, index = sub.on_x[good], sub.index[good]
             weight = np.minimum(strength[good] / typical, 1.0)
+            # the outermost lines often run beside a board's border line or edge: trust less
+            outer = (index == 0) | (index == np.where(on_x, files, ranks))
+            weight = np.where(outer, 0.25 * weight, weight)
             r0 = prof.offset[good] / band
             fitted = solve_lines(image_pts, on_x, index, weight * (1 - np.minimum(np.abs(r0), 1.0) ** 2) ** 2, h)
             for _ in range(2):
@@ -174,9 +177,18 @@ class ProfileSupport:
     mid: float       # same for half-way lines (chance)
     outside: float   # largest fraction over the four lines one square outside
 
-    def ok(self, min_support: float, min_contrast: float, max_outside_ratio: float) -> bool:
-        return (self.grid >= min_support and self.grid - self.mid >= min_contrast
-                and self.outside <= max_outside_ratio * self.grid)
+    def score(self) -> float:
+        return self.grid - self.mid - max(0.0, self.outside - 0.5 * self.grid)
+
+    def reason(self, min_support: float, min_contrast: float, max_outside_ratio: float) -> str | None:
+        """Why this is not the grid, or None when it is."""
+        if self.grid < min_support:
+            return f"only {self.grid:.0%} of the grid's lines show"
+        if self.grid - self.mid < min_contrast:
+            return "lines everywhere (texture or noise), no grid stands out"
+        if self.outside > max_outside_ratio * self.grid:
+            return "the grid continues beyond the wanted size (a bigger board?)"
+        return None
 
 
 def profile_support(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,

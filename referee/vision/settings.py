@@ -37,8 +37,8 @@ class LocaliseSettings:
     max_outside_ratio: float = 0.8
     min_square_px: float = 8.0
     chamfer_candidates: int = 4
-    chamfer_radii_px: tuple[float, ...] = (6.0, 4.0, 2.5)
-    refine_bands: tuple[float, ...] = (0.1, 0.06, 0.04)
+    chamfer_radii_px: tuple[float, ...] = (8.0, 5.0, 3.0, 2.0)
+    refine_bands: tuple[float, ...] = (0.15, 0.08, 0.04)
     refine_margin: float = 0.6
 
 
