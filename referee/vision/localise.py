@@ -413,29 +413,39 @@ def track(frame_bgr: NDArray[np.uint8], previous: BoardPose, *,
     """The board's pose in this frame, following `previous` by a small move; None when it
     cannot follow (moved too far, hidden, or gone): run find_board again.
 
-    Works on a half-size grey crop around the board; the fit starts with a wide band, so
-    moves up to about `bands[0]` of a square are followed."""
+    The grid lines' profiles are sampled around the previous pose (one remap of a few
+    thousand points, no edge map), the homography refitted to their peaks, band by band,
+    and the result kept only if its lines show and the lines one square outside do not
+    (a grid that slipped by a square would fail that). The corners keep their names."""
     s = settings or default_settings().track
-    files, ranks = previous.files, previous.ranks
     if not isinstance(frame_bgr, np.ndarray) or frame_bgr.ndim not in (2, 3) or frame_bgr.size == 0:
         return None
-    h_prev = previous.h
-    x0, y0, x1, y1 = _roi(h_prev, files, ranks, 0.5 + s.bands[0], frame_bgr.shape)
+    files, ranks = previous.files, previous.ranks
+    # the region the board can have moved within (colour kept: some boards' lines differ
+    # from the squares in hue more than in brightness)
+    x0, y0, x1, y1 = _roi(previous.h, files, ranks, 1.0 + s.bands[0], frame_bgr.shape)
     if x1 - x0 < 16 or y1 - y0 < 16:
         return None
-    crop = frame_bgr[y0:y1, x0:x1]
-    size = (max(8, int(round((x1 - x0) * s.scale))), max(8, int(round((y1 - y0) * s.scale))))
-    small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
-    grey = small if small.ndim == 2 else cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    edges = edge_map(grey, low_ratio=0.5)
-    sx, sy = size[0] / (x1 - x0), size[1] / (y1 - y0)
-    pts = edge_points(edges, offset=(x0, y0), scale=(sx + sy) / 2)
-    h = fit_to_edges(pts, h_prev, files, ranks, s.bands)
-    if h is None or _moved(h_prev, h, files, ranks) > s.max_move:
+    grey = frame_bgr[y0:y1, x0:x1]
+    shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
+    start = shift @ previous.h
+    # Most frames the board has not moved: one narrow fit and a check. Otherwise the full
+    # band schedule, which follows moves up to about bands[0] of a square.
+    fast = fit_profiles(grey, start, files, ranks, (s.bands[-1],), iterations=1, along=s.along,
+                        step=s.step, robust_rounds=1)
+    if fast is not None and _moved(start, fast, files, ranks) < 0.5 * s.bands[-1]:
+        support = profile_support(grey, fast, files, ranks, band=0.08, along=s.along, step=s.step)
+        if support.grid >= s.still_support and support.reason(
+                s.min_support, s.min_contrast, s.max_outside_ratio) is None:
+            return BoardPose.from_homography(np.linalg.inv(shift) @ fast, files, ranks)
+    h = fit_profiles(grey, start, files, ranks, s.bands, iterations=s.iterations, along=s.along,
+                     step=s.step, robust_rounds=1)
+    if h is None:
         return None
-    # verify on the same edges: grid lines supported, half-way and outside lines not
-    to_small = np.array([[sx, 0, (0.5 * sx - 0.5) - sx * x0], [0, sy, (0.5 * sy - 0.5) - sy * y0], [0, 0, 1.0]])
-    sup = grid_support(NearestEdges.of(edges, grey), to_small @ h, files, ranks, tol_px=1.5, per_square=4)
-    if sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None:
+    support = profile_support(grey, h, files, ranks, band=0.08, along=s.along, step=s.step)
+    if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None:
+        return None
+    h = np.linalg.inv(shift) @ h
+    if _moved(previous.h, h, files, ranks) > s.max_move:
         return None
     return BoardPose.from_homography(h, files, ranks)

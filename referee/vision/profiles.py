@@ -124,15 +124,16 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
 
 
 def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
-                 bands: tuple[float, ...], *, iterations: int = 2) -> FloatArray | None:
+                 bands: tuple[float, ...], *, iterations: int = 2, along: int = 6,
+                 step: float = 0.01, robust_rounds: int = 2) -> FloatArray | None:
     """Refine `h` (board -> image) to the grid lines' profile peaks, band by band."""
-    seg = segments(files, ranks)
+    seg = segments(files, ranks, along)
     grid = seg.kind == 0
     sub = Segments(seg.base[grid], seg.normal[grid], seg.on_x[grid], seg.index[grid], seg.kind[grid])
     mid_t = sub.base.mean(axis=1)
     for band in bands:
         for _ in range(iterations):
-            prof = measure(image, h, sub, band)
+            prof = measure(image, h, sub, band, step=step)
             strength = np.nan_to_num(prof.strength, nan=0.0)
             typical = float(np.median(strength[strength > 0])) if np.any(strength > 0) else 0.0
             good = strength > 0.3 * typical
@@ -151,7 +152,7 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
             weight = np.where(outer, 0.25 * weight, weight)
             r0 = prof.offset[good] / band
             fitted = solve_lines(image_pts, on_x, index, weight * (1 - np.minimum(np.abs(r0), 1.0) ** 2) ** 2, h)
-            for _ in range(2):
+            for _ in range(robust_rounds):
                 if fitted is None:
                     return None
                 resid = _residuals(fitted, image_pts, on_x, index)
@@ -192,17 +193,23 @@ class ProfileSupport:
 
 
 def profile_support(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,
-                    band: float = 0.12, near: float = 0.03, strong: float = 0.5) -> ProfileSupport:
+                    band: float = 0.12, near: float = 0.03, strong: float = 0.5, along: int = 6,
+                    step: float = 0.01) -> ProfileSupport:
     """How well a pose is supported: a segment counts when its profile peak lies within
     `near` squares of the predicted line and is at least `strong` x the median grid peak."""
-    seg = segments(files, ranks)
-    prof = measure(image, h, seg, band)
+    seg = segments(files, ranks, along)
+    prof = measure(image, h, seg, band, step=step)
     s = prof.strength
     grid_s = s[seg.kind == 0]
     ref = float(np.nanmedian(grid_s)) if np.any(np.isfinite(grid_s)) else 0.0
     if not np.isfinite(ref) or ref <= 0:
         return ProfileSupport(0.0, 0.0, 0.0)
-    hit = (np.abs(prof.offset) < near) & (np.nan_to_num(s, nan=0.0) > strong * ref)
+    mid_s = s[seg.kind == 1]
+    floor = float(np.nanmedian(mid_s)) if np.any(np.isfinite(mid_s)) else 0.0
+    # a line must stand out from the square's own texture: well above the typical peak
+    # found half-way between lines, where no line runs
+    threshold = max(strong * ref, 2.0 * floor)
+    hit = (np.abs(prof.offset) < near) & (np.nan_to_num(s, nan=0.0) > threshold)
     hit_f = hit.astype(np.float64)
     valid = np.isfinite(s)
 

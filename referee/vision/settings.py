@@ -44,12 +44,15 @@ class LocaliseSettings:
 
 @dataclass(frozen=True)
 class TrackSettings:
-    scale: float = 0.5
-    bands: tuple[float, ...] = (0.3, 0.12)
-    min_support: float = 0.4
+    bands: tuple[float, ...] = (0.2, 0.06)
+    iterations: int = 2
+    along: int = 4
+    step: float = 0.015
+    min_support: float = 0.35
+    still_support: float = 0.5
     min_contrast: float = 0.2
     max_outside_ratio: float = 0.8
-    max_move: float = 0.45
+    max_move: float = 0.3
 
 
 @dataclass(frozen=True)
