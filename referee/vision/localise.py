@@ -342,7 +342,7 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     grey = to_grey(frame_bgr)
     colour = frame_bgr if frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3 else grey
     work, scale = _work_copy(colour, s.work_width)
-    edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip)
+    edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip, percentile=s.canny_percentile)
     if np.count_nonzero(edges) < 2 * (files + ranks) * s.min_square_px:
         raise NoBoardError("no board: the frame has almost no edges (blank or dark)")
     lines = hough_lines(edges, s)
@@ -432,17 +432,19 @@ def track(frame_bgr: NDArray[np.uint8], previous: BoardPose, *,
     # Most frames the board has not moved: one narrow fit and a check. Otherwise the full
     # band schedule, which follows moves up to about bands[0] of a square.
     fast = fit_profiles(grey, start, files, ranks, (s.bands[-1],), iterations=1, along=s.along,
-                        step=s.step, robust_rounds=1)
+                        step=s.step, robust_rounds=1, peak_ratio=s.peak_ratio)
     if fast is not None and _moved(start, fast, files, ranks) < 0.5 * s.bands[-1]:
-        support = profile_support(grey, fast, files, ranks, band=0.08, along=s.along, step=s.step)
+        support = profile_support(grey, fast, files, ranks, band=0.08, along=s.along, step=s.step,
+                                  peak_ratio=s.peak_ratio)
         if support.grid >= s.still_support and support.reason(
                 s.min_support, s.min_contrast, s.max_outside_ratio) is None:
             return BoardPose.from_homography(np.linalg.inv(shift) @ fast, files, ranks)
     h = fit_profiles(grey, start, files, ranks, s.bands, iterations=s.iterations, along=s.along,
-                     step=s.step, robust_rounds=1)
+                     step=s.step, robust_rounds=1, peak_ratio=s.peak_ratio)
     if h is None:
         return None
-    support = profile_support(grey, h, files, ranks, band=0.08, along=s.along, step=s.step)
+    support = profile_support(grey, h, files, ranks, band=0.08, along=s.along, step=s.step,
+                                  peak_ratio=s.peak_ratio)
     if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None:
         return None
     h = np.linalg.inv(shift) @ h

@@ -69,7 +69,7 @@ class Profiles:
 
 
 def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float, *,
-            step: float = 0.01, smooth: float = 0.015) -> Profiles:
+            step: float = 0.01, smooth: float = 0.015, peak_ratio: float = 0.25) -> Profiles:
     """Sample every segment's profile across +-band squares and find its peak."""
     n_off = 2 * int(np.ceil(band / step)) + 1
     offs = np.linspace(-band, band, n_off)
@@ -104,7 +104,7 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     # predicted line: a die's edge or a shadow may be stronger but lies further off.
     local = np.zeros_like(conv, dtype=bool)
     local[:, 1:-1] = (conv[:, 1:-1] >= conv[:, :-2]) & (conv[:, 1:-1] >= conv[:, 2:])
-    local &= conv >= 0.25 * conv.max(axis=1, keepdims=True)
+    local &= conv >= peak_ratio * conv.max(axis=1, keepdims=True)
     centre_index = length - 1 + (-(offs[0] + offs[1]) / step)  # conv index of offset 0
     distance = np.where(local, np.abs(np.arange(conv.shape[1])[None, :] - centre_index), np.inf)
     peak = np.where(np.isfinite(distance.min(axis=1)), np.argmin(distance, axis=1), np.argmax(conv, axis=1))
@@ -125,7 +125,7 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
 
 def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
                  bands: tuple[float, ...], *, iterations: int = 2, along: int = 6,
-                 step: float = 0.01, robust_rounds: int = 2) -> FloatArray | None:
+                 step: float = 0.01, robust_rounds: int = 2, peak_ratio: float = 0.25) -> FloatArray | None:
     """Refine `h` (board -> image) to the grid lines' profile peaks, band by band."""
     seg = segments(files, ranks, along)
     grid = seg.kind == 0
@@ -133,7 +133,7 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
     mid_t = sub.base.mean(axis=1)
     for band in bands:
         for _ in range(iterations):
-            prof = measure(image, h, sub, band, step=step)
+            prof = measure(image, h, sub, band, step=step, peak_ratio=peak_ratio)
             strength = np.nan_to_num(prof.strength, nan=0.0)
             typical = float(np.median(strength[strength > 0])) if np.any(strength > 0) else 0.0
             good = strength > 0.3 * typical
@@ -194,11 +194,11 @@ class ProfileSupport:
 
 def profile_support(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,
                     band: float = 0.12, near: float = 0.03, strong: float = 0.5, along: int = 6,
-                    step: float = 0.01) -> ProfileSupport:
+                    step: float = 0.01, peak_ratio: float = 0.25) -> ProfileSupport:
     """How well a pose is supported: a segment counts when its profile peak lies within
     `near` squares of the predicted line and is at least `strong` x the median grid peak."""
     seg = segments(files, ranks, along)
-    prof = measure(image, h, seg, band, step=step)
+    prof = measure(image, h, seg, band, step=step, peak_ratio=peak_ratio)
     s = prof.strength
     grid_s = s[seg.kind == 0]
     ref = float(np.nanmedian(grid_s)) if np.any(np.isfinite(grid_s)) else 0.0

@@ -17,9 +17,10 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "calibration" / "vision.tom
 
 @dataclass(frozen=True)
 class LocaliseSettings:
-    work_width: int = 640
+    work_width: int = 960
     clahe_clip: float = 0.0
     canny_low_ratio: float = 0.5
+    canny_percentile: float = 90.0
     hough_votes: float = 0.10
     max_lines: int = 64
     nms_rho_px: float = 6.0
@@ -48,6 +49,7 @@ class TrackSettings:
     iterations: int = 2
     along: int = 4
     step: float = 0.015
+    peak_ratio: float = 0.6
     min_support: float = 0.35
     still_support: float = 0.5
     min_contrast: float = 0.2
