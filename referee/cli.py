@@ -71,9 +71,12 @@ def _add_render(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
 
 
 def _board(args: argparse.Namespace) -> int:
+    from referee.rules.core import Geometry
     from referee.vision.aruco import write_printable_board
 
-    geometry = find_game(args.game).geometry
+    geometry = getattr(find_game(args.game), "geometry", None)
+    if not isinstance(geometry, Geometry):
+        raise RefereeError(f"{args.game} has no rectangular board to print")
     if not 5.0 <= args.square_mm <= 200.0:
         raise RefereeError(f"--square-mm {args.square_mm} is out of range 5..200")
     path = write_printable_board(geometry.files, geometry.ranks, args.square_mm, args.out)

@@ -90,7 +90,7 @@ def find_board_aruco(frame_bgr: NDArray[np.uint8], layout: ArucoLayout, *,
     h, _ = cv2.findHomography(np.vstack(board_pts), np.vstack(image_pts), 0)
     if h is None:
         raise NoBoardError("no board: the markers found do not fit one board")
-    return BoardPose.from_homography(h, layout.files, layout.ranks)
+    return BoardPose.from_homography(np.asarray(h, dtype=np.float64), layout.files, layout.ranks)
 
 
 # ---------------------------------------------------------------- printable board
@@ -140,7 +140,8 @@ def _svg(d: _Drawing) -> str:
         out.append(f'<line x1="{x1:.3f}" y1="{y1:.3f}" x2="{x2:.3f}" y2="{y2:.3f}" stroke="black" '
                    f'stroke-width="{w:.3f}" stroke-linecap="square"/>')
     for x, y, w, h in d.rects:  # a hair wider so neighbouring cells print without seams
-        out.append(f'<rect x="{x:.3f}" y="{y:.3f}" width="{w + 0.01:.3f}" height="{h + 0.01:.3f}" fill="black"/>')
+        out.append(f'<rect x="{x:.3f}" y="{y:.3f}" width="{w + 0.01:.3f}" height="{h + 0.01:.3f}" '
+                   'fill="black"/>')
     out.append("</svg>\n")
     return "\n".join(out)
 

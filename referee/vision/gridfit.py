@@ -35,11 +35,12 @@ def edge_map(image: NDArray[np.uint8], *, low_ratio: float, clahe_clip: float = 
     out: GreyImage | None = None
     for channel in channels:
         if clahe_clip > 0:
-            channel = cv2.createCLAHE(clipLimit=clahe_clip, tileGridSize=(8, 8)).apply(channel)
-        blurred = cv2.GaussianBlur(channel, (5, 5), 0)
+            clahe = cv2.createCLAHE(clipLimit=clahe_clip, tileGridSize=(8, 8))
+            channel = np.asarray(clahe.apply(channel), dtype=np.uint8)
+        blurred = np.asarray(cv2.GaussianBlur(channel, (5, 5), 0), dtype=np.uint8)
         high = _auto_high(blurred, min_high, percentile)
-        edges = cv2.Canny(blurred, high * low_ratio, high)
-        out = edges if out is None else cv2.bitwise_or(out, edges)
+        edges = np.asarray(cv2.Canny(blurred, high * low_ratio, high), dtype=np.uint8)
+        out = edges if out is None else np.asarray(cv2.bitwise_or(out, edges), dtype=np.uint8)
     assert out is not None
     return out
 
@@ -158,7 +159,7 @@ def _directions(files: int, ranks: int, per_square: int) -> FloatArray:
     vertical[: files + 1] = True                                 # grid lines x = i
     vertical[n_inner: n_inner + files] = True                    # half-way x = i + 0.5
     vertical[n_inner + n_mid: n_inner + n_mid + 2] = True        # outside x = -1, files + 1
-    return np.where(vertical[owner][:, None], [[0.0, 1.0]], [[1.0, 0.0]])
+    return np.asarray(np.where(vertical[owner][:, None], [[0.0, 1.0]], [[1.0, 0.0]]), dtype=np.float64)
 
 
 def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, vertical: bool,
@@ -192,7 +193,7 @@ def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, verti
 
 
 def distance_to_edges(edges: GreyImage) -> NDArray[np.float32]:
-    return cv2.distanceTransform(cv2.bitwise_not(edges), cv2.DIST_L2, 3)
+    return np.asarray(cv2.distanceTransform(cv2.bitwise_not(edges), cv2.DIST_L2, 3), dtype=np.float32)
 
 
 def _normaliser(points: FloatArray) -> FloatArray:
@@ -234,7 +235,7 @@ def solve_lines(points: FloatArray, on_x: NDArray[np.bool_], index: FloatArray, 
         return None
     if not np.all(np.isfinite(h_new)) or abs(h_new[2, 2]) < 1e-12:
         return None
-    return h_new / h_new[2, 2]
+    return np.asarray(h_new / h_new[2, 2], dtype=np.float64)
 
 
 def fit_to_edges(edge_xy: FloatArray, h: FloatArray, files: int, ranks: int,
@@ -269,7 +270,8 @@ def fit_to_edges(edge_xy: FloatArray, h: FloatArray, files: int, ranks: int,
 
 
 @lru_cache(maxsize=64)
-def _line_samples(files: int, ranks: int, per_square: int, gap: float) -> tuple[FloatArray, NDArray[np.bool_], FloatArray]:
+def _line_samples(files: int, ranks: int, per_square: int,
+                  gap: float) -> tuple[FloatArray, NDArray[np.bool_], FloatArray]:
     """Points along every grid line, `gap` squares clear of the crossings: (points, on_x, index)."""
     t = (np.arange(per_square) + 0.5) / per_square
     t = gap + t * (1 - 2 * gap)
@@ -314,7 +316,7 @@ class NearestEdges:
         g = np.column_stack([gx, gy]).astype(np.float64)
         g /= np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-9)
         normals = np.vstack([[0.0, 0.0], g])
-        return cls(dist, labels, coords, normals)
+        return cls(np.asarray(dist, dtype=np.float32), np.asarray(labels, dtype=np.int32), coords, normals)
 
 
 def chamfer_fit(near: NearestEdges, h: FloatArray, files: int, ranks: int,
@@ -353,7 +355,8 @@ def chamfer_fit(near: NearestEdges, h: FloatArray, files: int, ranks: int,
     return h
 
 
-def edge_points(edges: GreyImage, *, offset: tuple[float, float] = (0.0, 0.0), scale: float = 1.0) -> FloatArray:
+def edge_points(edges: GreyImage, *, offset: tuple[float, float] = (0.0, 0.0),
+                scale: float = 1.0) -> FloatArray:
     """Frame pixel coordinates (x, y) of the edges of a map made from a region of the frame
     starting at `offset` and resized by `scale` (pixel centres kept aligned)."""
     ys, xs = np.nonzero(edges)

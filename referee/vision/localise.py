@@ -26,13 +26,11 @@ from referee.vision.gridfit import (
     Support,
     chamfer_fit,
     edge_map,
-    edge_points,
-    fit_to_edges,
     grid_support,
     line_support,
 )
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
-from referee.vision.profiles import ProfileSupport, fit_profiles, profile_support
+from referee.vision.profiles import fit_profiles, profile_support
 from referee.vision.settings import LocaliseSettings, TrackSettings, default_settings
 
 log = logging.getLogger(__name__)
@@ -44,12 +42,13 @@ def to_grey(frame: NDArray[np.generic]) -> GreyImage:
         raise NoBoardError("no board: the frame is empty")
     if frame.dtype != np.uint8:
         raise NoBoardError(f"no board: frames must be 8-bit images, not {frame.dtype}")
-    if frame.ndim == 2:
-        return frame
-    if frame.ndim == 3 and frame.shape[2] == 3:
-        return cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-    if frame.ndim == 3 and frame.shape[2] == 4:
-        return cv2.cvtColor(frame, cv2.COLOR_BGRA2GRAY)
+    image = np.asarray(frame, dtype=np.uint8)
+    if image.ndim == 2:
+        return image
+    if image.ndim == 3 and image.shape[2] == 3:
+        return np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
+    if image.ndim == 3 and image.shape[2] == 4:
+        return np.asarray(cv2.cvtColor(image, cv2.COLOR_BGRA2GRAY), dtype=np.uint8)
     raise NoBoardError(f"no board: a frame of shape {frame.shape} is not an image")
 
 
@@ -68,7 +67,9 @@ def hough_lines(edges: GreyImage, s: LocaliseSettings) -> FloatArray:
         close = False
         for r2, t2 in kept:
             dt = abs(theta - t2)
-            if (dt < tol_t and abs(rho - r2) < s.nms_rho_px) or (np.pi - dt < tol_t and abs(rho + r2) < s.nms_rho_px):
+            same = dt < tol_t and abs(rho - r2) < s.nms_rho_px
+            flipped = np.pi - dt < tol_t and abs(rho + r2) < s.nms_rho_px  # theta wraps at pi
+            if same or flipped:
                 close = True
             if close:
                 break
@@ -98,7 +99,7 @@ def split_families(lines: FloatArray, spread_deg: float) -> tuple[FloatArray, Fl
 
     def near(peak: float) -> NDArray[np.bool_]:
         d = np.abs((theta - peak + np.pi / 2) % np.pi - np.pi / 2)
-        return d < np.radians(spread_deg)
+        return np.asarray(d < np.radians(spread_deg), dtype=np.bool_)
 
     a, b = near(peaks[0]), near(peaks[1])
     da = np.abs((theta - peaks[0] + np.pi / 2) % np.pi - np.pi / 2)
@@ -228,7 +229,7 @@ def _refit_lattice(h: FloatArray, homog: FloatArray, tol: float) -> _Lattice | N
         fitted, _ = cv2.findHomography(labels.astype(np.float64), homog[near, :2], 0)
         if fitted is None:
             return None
-        h = fitted
+        h = np.asarray(fitted, dtype=np.float64)
     return _Lattice(h, labels)
 
 
@@ -293,8 +294,8 @@ def _work_copy(grey: NDArray[np.uint8], width: int) -> tuple[NDArray[np.uint8], 
     scale = min(1.0, width / grey.shape[1])
     if scale == 1.0:
         return grey, 1.0
-    size = (int(round(grey.shape[1] * scale)), int(round(grey.shape[0] * scale)))
-    return cv2.resize(grey, size, interpolation=cv2.INTER_AREA), scale
+    size = (round(grey.shape[1] * scale), round(grey.shape[0] * scale))
+    return np.asarray(cv2.resize(grey, size, interpolation=cv2.INTER_AREA), dtype=np.uint8), scale
 
 
 def _to_frame(h_work: FloatArray, scale: float) -> FloatArray:
@@ -312,7 +313,8 @@ def _from_frame(h: FloatArray, scale: float) -> FloatArray:
     return fwd @ h
 
 
-def _roi(h: FloatArray, files: int, ranks: int, margin: float, shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+def _roi(h: FloatArray, files: int, ranks: int, margin: float,
+         shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     outline = board_corners(files, ranks) + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * margin
     pts = apply_homography(h, outline)
     x0, y0 = np.floor(pts.min(axis=0)).astype(int)
@@ -342,7 +344,8 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     grey = to_grey(frame_bgr)
     colour = frame_bgr if frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3 else grey
     work, scale = _work_copy(colour, s.work_width)
-    edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip, percentile=s.canny_percentile)
+    edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
+                     percentile=s.canny_percentile)
     if np.count_nonzero(edges) < 2 * (files + ranks) * s.min_square_px:
         raise NoBoardError("no board: the frame has almost no edges (blank or dark)")
     lines = hough_lines(edges, s)

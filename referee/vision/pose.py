@@ -50,7 +50,7 @@ class BoardPose:
     @classmethod
     def from_homography(cls, h: FloatArray, files: int, ranks: int) -> BoardPose:
         h = np.asarray(h, dtype=np.float64)
-        h = h / h[2, 2]
+        h = np.asarray(h / h[2, 2], dtype=np.float64)
         corners = apply_homography(h, board_corners(files, ranks))
         return cls(files, ranks, tuple(float(v) for v in h.ravel()),
                    tuple((float(x), float(y)) for x, y in corners))
@@ -67,7 +67,7 @@ class BoardPose:
         return apply_homography(self.h, board_points)
 
     def to_board(self, image_points: FloatArray) -> FloatArray:
-        return apply_homography(np.linalg.inv(self.h), image_points)
+        return apply_homography(np.asarray(np.linalg.inv(self.h), dtype=np.float64), image_points)
 
     @property
     def diagonal(self) -> float:

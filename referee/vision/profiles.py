@@ -40,7 +40,8 @@ def segments(files: int, ranks: int, along: int = 6, gap: float = 0.15) -> Segme
     def add(pos: float, vertical: bool, length: int, k: int, start: int = 0) -> None:
         for sq in range(start, start + length):
             s = sq + t
-            pts = np.column_stack([np.full_like(s, pos), s]) if vertical else np.column_stack([s, np.full_like(s, pos)])
+            fixed = np.full_like(s, pos)
+            pts = np.column_stack([fixed, s]) if vertical else np.column_stack([s, fixed])
             base.append(pts)
             normal.append([1.0, 0.0] if vertical else [0.0, 1.0])
             on_x.append(vertical)
@@ -59,7 +60,8 @@ def segments(files: int, ranks: int, along: int = 6, gap: float = 0.15) -> Segme
         add(pos, True, ranks, 2)
     for pos in (-1.0, ranks + 1.0):
         add(pos, False, files, 2)
-    return Segments(np.array(base), np.array(normal), np.array(on_x), np.array(index), np.array(kind, np.int8))
+    return Segments(np.array(base), np.array(normal), np.array(on_x), np.array(index),
+                    np.array(kind, np.int8))
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,8 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     with np.errstate(divide="ignore", invalid="ignore"):
         xy = (mapped[:, :2] / mapped[:, 2:3]).astype(np.float32)
     rows, cols = image.shape[:2]
-    inside = (mapped[:, 2] > 0) & (xy[:, 0] >= 0) & (xy[:, 0] <= cols - 1) & (xy[:, 1] >= 0) & (xy[:, 1] <= rows - 1)
+    inside = (mapped[:, 2] > 0) & (xy[:, 0] >= 0) & (xy[:, 0] <= cols - 1)
+    inside &= (xy[:, 1] >= 0) & (xy[:, 1] <= rows - 1)
     n, along = seg.base.shape[:2]
     shape = (n * along, n_off)
     sampled = cv2.remap(image, xy[:, 0].reshape(shape), xy[:, 1].reshape(shape), cv2.INTER_LINEAR,
@@ -151,7 +154,8 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
             outer = (index == 0) | (index == np.where(on_x, files, ranks))
             weight = np.where(outer, 0.25 * weight, weight)
             r0 = prof.offset[good] / band
-            fitted = solve_lines(image_pts, on_x, index, weight * (1 - np.minimum(np.abs(r0), 1.0) ** 2) ** 2, h)
+            tukey0 = (1 - np.minimum(np.abs(r0), 1.0) ** 2) ** 2
+            fitted = solve_lines(image_pts, on_x, index, weight * tukey0, h)
             for _ in range(robust_rounds):
                 if fitted is None:
                     return None
@@ -169,7 +173,7 @@ def _residuals(h: FloatArray, pts: FloatArray, on_x: NDArray[np.bool_], index: F
     """Board-unit distance of each image point from its grid line under `h`."""
     uvw = np.column_stack([pts, np.ones(len(pts))]) @ np.linalg.inv(h).T
     uv = uvw[:, :2] / uvw[:, 2:3]
-    return np.where(on_x, uv[:, 0], uv[:, 1]) - index
+    return np.asarray(np.where(on_x, uv[:, 0], uv[:, 1]) - index, dtype=np.float64)
 
 
 @dataclass(frozen=True)

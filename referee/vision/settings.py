@@ -118,7 +118,7 @@ def load_settings(path: Path | str) -> VisionSettings:
     unknown = sorted(set(data) - set(sections))
     if unknown:
         raise VisionSettingsError(f"{path}: unknown section(s): {', '.join(unknown)}")
-    parts = {name: _section(cls, data.get(name, {}), name) for name, cls in sections.items()}
+    parts: dict[str, Any] = {name: _section(cls, data.get(name, {}), name) for name, cls in sections.items()}
     return VisionSettings(**parts)
 
 

@@ -35,9 +35,10 @@ def warp_board(frame_bgr: NDArray[np.uint8], pose: BoardPose, px_per_square: int
     # output pixel centre (X, Y) -> board point: x = (X + 0.5) / px - m, y = R + m - (Y + 0.5) / px
     out_to_board = np.array([[1 / px, 0, 0.5 / px - margin], [0, -1 / px, ranks + margin - 0.5 / px],
                              [0, 0, 1.0]])
-    return cv2.warpPerspective(frame_bgr, pose.h @ out_to_board, (width, height),
-                               flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                               borderMode=cv2.BORDER_CONSTANT)
+    top = cv2.warpPerspective(frame_bgr, pose.h @ out_to_board, (width, height),
+                              flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                              borderMode=cv2.BORDER_CONSTANT)
+    return np.asarray(top, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,8 @@ def square_crops(frame_bgr: NDArray[np.uint8], pose: BoardPose, files: int, rank
         raise ValueError(f"the pose is of a {pose.files}x{pose.ranks} board, not {files}x{ranks}")
     rows, cols = frame_bgr.shape[:2]
     map_x, map_y = square_maps(pose, (cols, rows), size=size, settings=settings, height_ratio=height_ratio)
-    crops = cv2.remap(frame_bgr, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    crops = np.asarray(cv2.remap(frame_bgr, map_x, map_y, cv2.INTER_LINEAR,
+                                 borderMode=cv2.BORDER_CONSTANT), dtype=np.uint8)
     width, height = size
     return crops.reshape(files * ranks, height, width, *frame_bgr.shape[2:])
 

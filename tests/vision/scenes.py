@@ -108,15 +108,17 @@ def _table(size: tuple[int, int], rng: np.random.Generator) -> NDArray[np.uint8]
         cx, cy = int(rng.uniform(0, w)), int(rng.uniform(0, h))
         colour = tuple(int(c) for c in rng.uniform(0, 255, 3))
         if rng.random() < 0.5:
-            box = ((cx, cy), (float(rng.uniform(40, 220)), float(rng.uniform(20, 160))), float(rng.uniform(0, 180)))
+            sides = (float(rng.uniform(40, 220)), float(rng.uniform(20, 160)))
+            box = ((cx, cy), sides, float(rng.uniform(0, 180)))
             cv2.fillConvexPoly(table, cv2.boxPoints(box).astype(np.int32), colour, cv2.LINE_AA)
         else:
             cv2.circle(table, (cx, cy), int(rng.uniform(15, 60)), colour, -1, cv2.LINE_AA)
     return table
 
 
-def _texture(files: int, ranks: int, margin: float, style: str, rng: np.random.Generator) -> NDArray[np.uint8]:
-    m = int(round(margin * PX))
+def _texture(files: int, ranks: int, margin: float, style: str,
+             rng: np.random.Generator) -> NDArray[np.uint8]:
+    m = round(margin * PX)
     w, h = files * PX + 2 * m, ranks * PX + 2 * m
     if style == "wood":
         base = np.array([rng.uniform(20, 50), rng.uniform(40, 80), rng.uniform(70, 120)])
@@ -139,7 +141,7 @@ def _texture(files: int, ranks: int, margin: float, style: str, rng: np.random.G
         tex = np.empty((h, w, 3), np.uint8)
         tex[:] = base
         line = tuple(int(c) for c in rng.uniform(0, 80, 3))
-    thick = max(1, int(round(PX * rng.uniform(0.02, 0.06))))
+    thick = max(1, round(PX * rng.uniform(0.02, 0.06)))
     for i in range(files + 1):
         x = m + i * PX
         cv2.line(tex, (x, m), (x, m + ranks * PX), line, thick, cv2.LINE_AA)
@@ -153,7 +155,8 @@ def _draw_die(img: NDArray[np.uint8], cam: Camera, centre: NDArray[np.float64], 
               angle: float, colour: NDArray[np.float64], light: NDArray[np.float64]) -> None:
     c, s = np.cos(angle), np.sin(angle)
     half = side / 2
-    base = np.array([[-half, -half], [half, -half], [half, half], [-half, half]]) @ np.array([[c, s], [-s, c]])
+    square = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
+    base = square @ np.array([[c, s], [-s, c]])
     base = base + centre
     bottom = np.column_stack([base, np.zeros(4)])
     top = np.column_stack([base, np.full(4, side)])
@@ -183,7 +186,8 @@ def _draw_die(img: NDArray[np.uint8], cam: Camera, centre: NDArray[np.float64], 
     cv2.circle(img, (int(pip[0]), int(pip[1])), max(2, int(side * 4)), (20, 20, 20), -1, cv2.LINE_AA)
 
 
-def _hand(img: NDArray[np.uint8], target: NDArray[np.float64], scale: float, rng: np.random.Generator) -> None:
+def _hand(img: NDArray[np.uint8], target: NDArray[np.float64], scale: float,
+          rng: np.random.Generator) -> None:
     h, w = img.shape[:2]
     edge = rng.integers(4)
     start = [np.array([rng.uniform(0, w), h + 20]), np.array([rng.uniform(0, w), -20.0]),
@@ -218,7 +222,7 @@ def make_scene(rng: np.random.Generator, files: int = 5, ranks: int = 6, *, styl
     w, h = size
     frame = _table(size, rng)
     tex = _texture(files, ranks, margin, style, rng)
-    m = int(round(margin * PX))
+    m = round(margin * PX)
     # texture pixel -> board units (y up), then board -> image
     tex_to_board = np.array([[1 / PX, 0, -m / PX], [0, -1 / PX, ranks + m / PX], [0, 0, 1.0]])
     hom = cam.homography

@@ -29,7 +29,8 @@ def photograph(files: int, ranks: int, quad: list[list[float]], *, noise: float 
     frame = cv2.warpPerspective(img, warp, (1280, 720), borderValue=(70, 110, 150))
     rng = np.random.default_rng(seed)
     frame = np.clip(frame + rng.normal(0, noise, frame.shape), 0, 255).astype(np.uint8)
-    truth = apply_homography(warp @ board_image_to_board(files, ranks, 4.0, 30.0), board_corners(files, ranks))
+    to_frame = warp @ board_image_to_board(files, ranks, 4.0, 30.0)
+    truth = apply_homography(to_frame, board_corners(files, ranks))
     return frame, truth
 
 

@@ -98,9 +98,9 @@ def test_tracking_follows_small_moves_and_gives_up_on_big_ones() -> None:
         moved = cv2.warpAffine(s.frame, np.float32([[1, 0, dx], [0, 1, dy]]), size)
         followed = track(moved, pose)
         assert followed is not None
-        assert corner_error(followed, s.corners + [dx, dy]) < 0.01 * s.diagonal
+        assert corner_error(followed, s.corners + np.array([dx, dy])) < 0.01 * s.diagonal
         # the corners keep their names while tracking (a1 stays a1)
-        named = np.linalg.norm(followed.corners_array - (pose.corners_array + [dx, dy]), axis=1)
+        named = np.linalg.norm(followed.corners_array - (pose.corners_array + np.array([dx, dy])), axis=1)
         assert named.max() < 0.1 * pose.square_size_px()
     side = pose.square_size_px()
     far = cv2.warpAffine(s.frame, np.float32([[1, 0, 0.6 * side], [0, 1, 0.45 * side]]), size)

@@ -57,7 +57,7 @@ def test_top_down_view_puts_a1_bottom_left() -> None:
 
 
 def test_far_squares_get_taller_regions_that_lean_away_from_the_camera() -> None:
-    frame, pose = board_frame((0, 0), tilt=35.0)
+    _, pose = board_frame((0, 0), tilt=35.0)
     cam = camera_over_board(pose, (1280, 720))
     quads = square_quads(pose, (1280, 720))
     board = np.stack([pose.to_board(q) for q in quads])  # (S, 4, 2) board units
