@@ -1,5 +1,6 @@
-"""Geometry shared by finding and tracking: edge maps, how well edges support a predicted
-grid, and a robust sub-pixel fit of the homography to the edge pixels along the grid lines."""
+"""Geometry shared by finding and tracking: colour edge maps, how well the edges support a
+predicted grid (orientation-aware), the line-constraint homography solver, and an ICP pull of
+a coarse grid onto its edges."""
 
 from __future__ import annotations
 
@@ -192,10 +193,6 @@ def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, verti
         return np.where(seen >= 0.3 * samples, hits / seen, np.nan)
 
 
-def distance_to_edges(edges: GreyImage) -> NDArray[np.float32]:
-    return np.asarray(cv2.distanceTransform(cv2.bitwise_not(edges), cv2.DIST_L2, 3), dtype=np.float32)
-
-
 def _normaliser(points: FloatArray) -> FloatArray:
     """Hartley's normalisation: centre the points, mean distance sqrt(2)."""
     centre = points.mean(axis=0)
@@ -236,37 +233,6 @@ def solve_lines(points: FloatArray, on_x: NDArray[np.bool_], index: FloatArray, 
     if not np.all(np.isfinite(h_new)) or abs(h_new[2, 2]) < 1e-12:
         return None
     return np.asarray(h_new / h_new[2, 2], dtype=np.float64)
-
-
-def fit_to_edges(edge_xy: FloatArray, h: FloatArray, files: int, ranks: int,
-                 bands: tuple[float, ...], *, iterations: int = 2) -> FloatArray | None:
-    """Refine `h` (board -> image) to the edge pixels `edge_xy` (N, 2) within each band (in
-    squares) of a grid line, away from the crossings; Tukey's biweight makes dice, shadows
-    and hands near a line pull little. Averaging thousands of pixels gives sub-pixel
-    corners. Needs a start within about half the first band. None when too few lines show."""
-    if len(edge_xy) < 20:
-        return None
-    homog = np.column_stack([edge_xy, np.ones(len(edge_xy))])
-    for band in bands:
-        for _ in range(iterations):
-            uvw = homog @ np.linalg.inv(h).T
-            with np.errstate(divide="ignore", invalid="ignore"):
-                u = uvw[:, 0] / uvw[:, 2]
-                v = uvw[:, 1] / uvw[:, 2]
-            du, dv = u - np.rint(u), v - np.rint(v)
-            on_u = (u > -band) & (u < files + band) & (v > 0) & (v < ranks)
-            on_u &= (np.abs(du) < band) & (np.abs(dv) >= band)
-            on_v = (v > -band) & (v < ranks + band) & (u > 0) & (u < files)
-            on_v &= (np.abs(dv) < band) & (np.abs(du) >= band)
-            use = on_u | on_v
-            r = np.where(on_u, du, dv)[use]
-            index = np.rint(np.where(on_u, u, v))[use]
-            weight = (1.0 - (r / band) ** 2) ** 2
-            fitted = solve_lines(edge_xy[use], on_u[use], index, weight, h)
-            if fitted is None:
-                return None
-            h = fitted
-    return h
 
 
 @lru_cache(maxsize=64)
@@ -353,14 +319,3 @@ def chamfer_fit(near: NearestEdges, h: FloatArray, files: int, ranks: int,
                 return None
             h = fitted
     return h
-
-
-def edge_points(edges: GreyImage, *, offset: tuple[float, float] = (0.0, 0.0),
-                scale: float = 1.0) -> FloatArray:
-    """Frame pixel coordinates (x, y) of the edges of a map made from a region of the frame
-    starting at `offset` and resized by `scale` (pixel centres kept aligned)."""
-    ys, xs = np.nonzero(edges)
-    pts = np.column_stack([xs, ys]).astype(np.float64)
-    if scale != 1.0:
-        pts = (pts + 0.5) / scale - 0.5
-    return pts + np.array(offset, dtype=np.float64)
