@@ -149,6 +149,54 @@ def _hardware_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser]
 # --- end hardware ---
 
 
+# --- render (referee/synth) ---------------------------------------------------------------
+
+
+def _render(args: argparse.Namespace) -> int:
+    from referee.synth.command import run
+
+    return run(args)
+
+
+def _add_render(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    from referee.synth.command import add_arguments
+
+    add_arguments(verb("render", _render, "render a frame or footage of a game, with its "
+                       "ground truth"))
+
+
+# --- end render -------------------------------------------------------------------------
+
+
+# --- board (referee/vision/aruco) -------------------------------------------------------
+
+
+def _board(args: argparse.Namespace) -> int:
+    from referee.rules.core import Geometry
+    from referee.vision.aruco import write_printable_board
+
+    geometry = getattr(find_game(args.game), "geometry", None)
+    if not isinstance(geometry, Geometry):
+        raise RefereeError(f"{args.game} has no rectangular board to print")
+    if not 5.0 <= args.square_mm <= 200.0:
+        raise RefereeError(f"--square-mm {args.square_mm} is out of range 5..200")
+    path = write_printable_board(geometry.files, geometry.ranks, args.square_mm, args.out)
+    print(f"wrote {path}: {geometry.files}x{geometry.ranks} squares of {args.square_mm:g} mm "
+          "with ArUco markers at the corners; print at 100% scale")
+    return 0
+
+
+def _add_board(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    board = verb("board", _board, "write a printable board with ArUco corner markers, at true "
+                 "size (SVG or PDF)")
+    board.add_argument("--game", required=True, help="the game whose board to print")
+    board.add_argument("--square-mm", type=float, default=40.0, help="square side in mm (40)")
+    board.add_argument("--out", required=True, help="output file, .svg or .pdf")
+
+
+# --- end board --------------------------------------------------------------------------
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="referee",
@@ -180,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_calibrate(verb)
     _hardware_verbs(verb)
+    _add_render(verb)
+    _add_board(verb)
     return parser
 
 

@@ -53,3 +53,20 @@ class PinMapError(RefereeError, ValueError):
 
 class SignalsError(RefereeError, RuntimeError):
     """The LEDs, buzzer or button cannot be driven: a pin in use, no GPIO access."""
+
+
+class NoBoardError(RefereeError, LookupError):
+    """No board grid of the wanted size in the frame: blank, black, noise, another board, or
+    too much of it hidden. Never a guess."""
+
+
+class VisionSettingsError(RefereeError, ValueError):
+    """A vision settings file (calibration/vision.toml) with an unknown key or a bad value."""
+
+
+class RenderError(RefereeError, ValueError):
+    """A render request that cannot be met: unknown style or game, bad options, bad content."""
+
+
+class OutputError(RefereeError, OSError):
+    """An output file that cannot be written."""

@@ -1,0 +1,146 @@
+"""Board localisation accuracy: corner error as a share of the board's diagonal, and how
+often no board is found, on rendered frames (referee.synth: every game, tilts 0-40 degrees,
+any turn, random looks, light and clutter, a hand reaching over the board in a third of the
+frames) or on the tests' own OpenCV drawings.
+
+    PYTHONPATH=. python benchmarks/localise_accuracy.py --frames 240 --distortion 1
+    PYTHONPATH=. python benchmarks/localise_accuracy.py --frames 240 --distortion 0
+    PYTHONPATH=. python benchmarks/localise_accuracy.py --source drawn --frames 200
+
+The error of a frame is the largest of the four corner distances, over the orientations of
+the board (which side is White's is settled later, from the start position), divided by
+the longer diagonal of the true grid. With --overlays DIR, the found grid is drawn on a few
+frames (the first ones and the worst) and written there as PNGs."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from referee.errors import NoBoardError
+from referee.vision.localise import find_board
+from referee.vision.pose import BoardPose, corner_error
+
+
+@dataclass(frozen=True)
+class Sample:
+    frame: NDArray[np.uint8]
+    corners: NDArray[np.float64]
+    files: int
+    ranks: int
+    game: str
+    tilt: float
+    hand: bool
+
+    @property
+    def diagonal(self) -> float:
+        c = self.corners
+        return float(max(np.linalg.norm(c[2] - c[0]), np.linalg.norm(c[3] - c[1])))
+
+
+def rendered(count: int, seed: int, distortion: float) -> Iterator[Sample]:
+    from benchmarks.rendered import GAMES, render
+
+    for i in range(count):
+        r = render(seed + i, GAMES[i % len(GAMES)], hand=i % 3 == 0, distortion=distortion)
+        yield Sample(r.frame, r.corners, r.truth.files, r.truth.ranks, r.game, r.tilt, r.hand)
+
+
+def drawn(count: int, seed: int) -> Iterator[Sample]:
+    from tests.vision.scenes import make_scene
+
+    sizes = [(5, 6), (5, 5), (3, 3), (6, 9), (7, 7)]
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        files, ranks = sizes[i % len(sizes)]
+        tilt = float(rng.uniform(0, 40))
+        s = make_scene(rng, files, ranks, tilt_deg=tilt, hand=i % 3 == 0)
+        yield Sample(s.frame, s.corners, files, ranks, f"{files}x{ranks}/{s.style}", tilt, i % 3 == 0)
+
+
+def overlay(sample: Sample, pose: BoardPose | None, note: str) -> NDArray[np.uint8]:
+    img = sample.frame.copy()
+    cv2.polylines(img, [sample.corners.astype(np.int32).reshape(-1, 1, 2)], True, (0, 255, 0), 1,
+                  cv2.LINE_AA)
+    if pose is not None:
+        for i in range(pose.files + 1):
+            a, b = pose.to_image(np.array([[i, 0.0], [i, pose.ranks]]))
+            cv2.line(img, tuple(a.astype(int)), tuple(b.astype(int)), (0, 0, 255), 1, cv2.LINE_AA)
+        for j in range(pose.ranks + 1):
+            a, b = pose.to_image(np.array([[0.0, j], [pose.files, j]]))
+            cv2.line(img, tuple(a.astype(int)), tuple(b.astype(int)), (0, 0, 255), 1, cv2.LINE_AA)
+        cv2.circle(img, tuple(pose.corners_array[0].astype(int)), 6, (0, 0, 255), -1)
+    cv2.putText(img, note, (12, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 255), 2, cv2.LINE_AA)
+    return img
+
+
+def table(rows: list[tuple[str, list[float | None]]]) -> str:
+    out = ["| frames | n | within 1% | median error | 95th pct error | no board |",
+           "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for name, errs in rows:
+        found = np.array([e for e in errs if e is not None])
+        n = len(errs)
+        if n == 0:
+            continue
+        within = float(np.sum(found < 1.0)) / n if n else 0.0
+        med = f"{np.median(found):.2f}%" if len(found) else "-"
+        p95 = f"{np.percentile(found, 95):.2f}%" if len(found) else "-"
+        out.append(f"| {name} | {n} | {within:.1%} | {med} | {p95} | {(n - len(found)) / n:.1%} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", choices=["rendered", "drawn"], default="rendered")
+    parser.add_argument("--frames", type=int, default=240)
+    parser.add_argument("--seed", type=int, default=20000)
+    parser.add_argument("--distortion", type=float, default=1.0, help="lens distortion scale (rendered)")
+    parser.add_argument("--overlays", type=Path, default=None)
+    args = parser.parse_args()
+    cv2.setNumThreads(1)
+    samples = (rendered(args.frames, args.seed, args.distortion) if args.source == "rendered"
+               else drawn(args.frames, args.seed))
+    results: list[tuple[Sample, float | None, str]] = []
+    kept: list[tuple[float, int, NDArray[np.uint8]]] = []
+    started = time.perf_counter()
+    for i, sample in enumerate(samples):
+        try:
+            pose: BoardPose | None = find_board(sample.frame, sample.files, sample.ranks)
+            err: float | None = 100 * corner_error(pose, sample.corners) / sample.diagonal  # type: ignore[arg-type]
+            note = f"{sample.game} tilt {sample.tilt:.0f} error {err:.2f}%"
+        except NoBoardError as exc:
+            pose, err, note = None, None, f"{sample.game} tilt {sample.tilt:.0f}: {exc}"
+        results.append((sample, err, note))
+        if args.overlays is not None and (i < 4 or err is None or err >= 1.0):
+            kept.append((999.0 if err is None else err, i, overlay(sample, pose, note)))
+    elapsed = time.perf_counter() - started
+    errs = [e for _, e, _ in results]
+    rows: list[tuple[str, list[float | None]]] = [("all", errs)]
+    for name in sorted({s.game for s, _, _ in results}):
+        rows.append((name, [e for s, e, _ in results if s.game == name]))
+    for lo, hi in ((0, 10), (10, 20), (20, 30), (30, 40.1)):
+        rows.append((f"tilt {lo}-{min(hi, 40):.0f}", [e for s, e, _ in results if lo <= s.tilt < hi]))
+    rows.append(("with a hand", [e for s, e, _ in results if s.hand]))
+    rows.append(("no hand", [e for s, e, _ in results if not s.hand]))
+    print(f"source: {args.source}, frames {len(results)}, seed {args.seed}, distortion {args.distortion}")
+    print(f"wall time {elapsed:.0f} s including rendering")
+    print(table(rows))
+    if args.overlays is not None:
+        args.overlays.mkdir(parents=True, exist_ok=True)
+        first = [k for k in kept if k[1] < 4]
+        worst = sorted((k for k in kept if k[1] >= 4), key=lambda k: -k[0])[:4]
+        for err, i, img in first + worst:
+            tag = "nob" if err >= 999 else f"{err:.1f}"
+            cv2.imwrite(str(args.overlays / f"localise-{args.source}-{i:03d}-{tag}.png"),
+                        cv2.resize(img, (960, 540), interpolation=cv2.INTER_AREA))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""`referee render`: a single frame (.png, .jpg) or footage (.mp4, .avi) of a game, with
+its ground truth beside it (`OUT` with suffix .json)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+from referee.errors import OutputError, RenderError
+from referee.synth import render_frame
+from referee.synth.footage import FAULTS, VIDEO_CODECS, FootageOptions, render_footage
+from referee.synth.games import game_spec, known_games
+from referee.synth.scene import RenderOptions
+from referee.synth.style import STYLES
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", required=True, help=f"one of: {', '.join(known_games())}")
+    parser.add_argument("--record", help="a game record to play (default: the start position "
+                        "for a frame, a random legal game for footage)")
+    parser.add_argument("--seed", type=int, default=0, help="the same seed gives the same bytes")
+    parser.add_argument("--out", required=True,
+                        help="a .png/.jpg frame or .mp4/.avi footage; the truth goes to OUT.json")
+    parser.add_argument("--size", default="1280x720", help="WIDTHxHEIGHT (default 1280x720)")
+    parser.add_argument("--tilt", default="0-40",
+                        help="camera angle from vertical, degrees: N or LO-HI (default 0-40)")
+    parser.add_argument("--style", default="random", help=f"one of: {', '.join(STYLES)}")
+    parser.add_argument("--pieces", choices=("dice", "penta"),
+                        help="Rinne family: dice or Penta-pieces (default: drawn)")
+    parser.add_argument("--faults", default="",
+                        help=f"footage faults, comma-separated: {', '.join(FAULTS)}")
+    parser.add_argument("--plies", type=int, default=8, help="length of a random game (footage)")
+    parser.add_argument("--fps", type=float, default=30.0)
+    parser.add_argument("--clean", action="store_true",
+                        help="no sensor effects (noise, blur, JPEG): for exact checks")
+
+
+def _size(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
+    if not match:
+        raise RenderError(f"--size {text!r} is not WIDTHxHEIGHT, e.g. 1280x720")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _tilt(text: str) -> tuple[float, float]:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(?:-\s*(\d+(?:\.\d*)?))?\s*", text)
+    if not match:
+        raise RenderError(f"--tilt {text!r} is not N or LO-HI in degrees, e.g. 0-40")
+    lo = float(match.group(1))
+    hi = float(match.group(2)) if match.group(2) else lo
+    return lo, hi
+
+
+def _match(path: str, game: str) -> tuple[Any, str]:
+    from referee.rules.records import read_record, replay
+
+    record = read_record(path)
+    match, _ = replay(record)
+    if match.game.name != game_spec(game).name:
+        raise RenderError(f"{path}: the record is a game of {match.game.name}, not {game}")
+    return match, Path(path).read_text(encoding="utf-8")
+
+
+def run(args: argparse.Namespace) -> int:
+    width, height = _size(args.size)
+    options = RenderOptions(width=width, height=height, tilt=_tilt(args.tilt), style=args.style,
+                            pieces=args.pieces, effects=not args.clean)
+    options.validate()
+    spec = game_spec(args.game)
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    faults = tuple(f.strip() for f in args.faults.split(",") if f.strip())
+    if suffix not in IMAGE_SUFFIXES and suffix not in VIDEO_CODECS:
+        raise RenderError(f"{out}: write a frame (.png, .jpg) or footage (.mp4, .avi)")
+    if not out.parent.is_dir():
+        raise OutputError(f"{out}: its folder does not exist")
+    if args.style not in STYLES:
+        raise RenderError(f"unknown style {args.style!r}; known styles: {', '.join(STYLES)}")
+    match, record_text = (None, "")
+    if args.record:
+        if spec.family != "rinne":
+            raise RenderError(f"records of {spec.name} cannot be replayed yet (no rules)")
+        match, record_text = _match(args.record, args.game)
+    if suffix in VIDEO_CODECS:
+        footage = FootageOptions(fps=args.fps, plies=args.plies, faults=faults)
+        video = render_footage(args.game, out, args.seed, record_text=record_text, match=match,
+                               options=options, footage=footage)
+        print(f"{out}: {len(video.frames)} frames, {len(video.plies)} acts, "
+              f"style {video.style}; truth in {out.with_suffix('.json')}")
+        return 0
+    if faults:
+        raise RenderError("--faults apply to footage (.mp4, .avi), not to a single frame")
+    position = match.position if match is not None else None
+    frame, truth = render_frame(args.game, position, args.seed, options)
+    try:
+        ok = cv2.imwrite(str(out), frame)
+    except cv2.error:
+        ok = False
+    if not ok:
+        raise OutputError(f"{out}: cannot be written")
+    sidecar = out.with_suffix(".json")
+    try:
+        sidecar.write_text(json.dumps(truth.to_json()))
+    except OSError as error:
+        raise OutputError(f"{sidecar}: cannot be written ({error.strerror})") from None
+    print(f"{out}: {width}x{height}; truth in {sidecar}")
+    return 0

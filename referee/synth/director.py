@@ -1,0 +1,288 @@
+"""The director of footage: turns a list of acts (a hand's trips over the board) into one
+`FrameState` per frame: the hand reaching in from its player's side, lifting a piece,
+carrying it (turning it to its new face on the way), setting it down, withdrawing; pauses
+of varied length; slow light drift, flicker and a slightly shaking camera."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from referee.synth.camera import Camera
+from referee.synth.hands import HandLook, HandPose, sample_hand_look
+from referee.synth.mesh import Placed, rot_z
+from referee.synth.placement import (
+    BoardPose,
+    PiecePose,
+    piece_height,
+    piece_placed,
+    place,
+    with_face,
+)
+from referee.synth.scene import FrameState, Scene
+from referee.synth.sensor import Exposure
+from referee.synth.truth import EMPTY, Contents, SquareContent
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing a hand does during a trip: `move` a piece from `a` to `b` showing
+    `content`; `take` the piece on `a` off the board; `turn` the piece on `a` to `content`."""
+
+    action: str
+    a: str
+    b: str = ""
+    content: SquareContent | None = None
+
+
+@dataclass(frozen=True)
+class Act:
+    """A trip of the hand: a ply, or part of one, or a fault."""
+
+    text: str
+    kind: str  # move, illegal, takeback, forgotten, promotion, roll
+    mover: int
+    steps: tuple[Step, ...]
+    ply: int  # the index of the ply this act belongs to
+    note: str = ""  # what the steady moment after it is
+
+
+@dataclass
+class Marks:
+    """What the director records besides the frames."""
+
+    acts: list[tuple[Act, int, int]] = field(default_factory=list)  # act, first, last frame
+    steady: list[tuple[int, int, Contents, str]] = field(default_factory=list)
+    events: dict[str, object] = field(default_factory=dict)
+
+
+def ease(u: float) -> float:
+    u = min(max(u, 0.0), 1.0)
+    return u * u * (3 - 2 * u)
+
+
+class Director:
+    def __init__(self, scene: Scene, contents: Contents, rng: np.random.Generator, *,
+                 fps: float = 30.0, shake: float = 1.0, flicker: float = 1.0) -> None:
+        self.scene, self.rng, self.fps = scene, rng, fps
+        self.contents = dict(contents)
+        self.poses: dict[str, PiecePose] = {
+            sq: place(c, sq, rng, scene.style, scene.layout) for sq, c in contents.items()
+            if c.is_piece}
+        self.frames: list[FrameState] = []
+        self.marks = Marks()
+        self.board = BoardPose()
+        self.looks: tuple[HandLook, HandLook] = (sample_hand_look(rng), sample_hand_look(rng))
+        self.right_handed = (bool(rng.random() < 0.85), bool(rng.random() < 0.85))
+        self.shake_amp = math.radians(0.03) * shake
+        self.flicker_amp = float(rng.uniform(0.0, 0.025)) * flicker
+        self.flicker_hz = float(rng.uniform(2.0, 12.0))
+        self.drift = (float(rng.uniform(-0.06, 0.06)), float(rng.uniform(20, 60)))
+        self.light_step: tuple[int, float, tuple[float, float, float]] | None = None
+        self._shake = np.zeros(3)
+        self.graveyard: list[Placed] = []
+        self._grave_slots = [0, 0]
+
+    # --- per-frame state ---------------------------------------------------------------
+
+    def _camera(self) -> Camera:
+        """A slightly trembling camera: a smoothed random walk of tiny rotations."""
+        base = self.scene.camera
+        if self.shake_amp <= 0:
+            return base
+        self._shake = 0.85 * self._shake + self.rng.normal(0, self.shake_amp * 0.5, 3)
+        delta, _ = cv2.Rodrigues(self._shake)
+        rotation = delta @ base.R
+        rvec, _ = cv2.Rodrigues(rotation)
+        tvec = delta @ np.array(base.tvec)
+        return base.with_pose(np.asarray(rvec, dtype=np.float64).ravel(),
+                              np.asarray(tvec, dtype=np.float64))
+
+    def _exposure(self) -> Exposure:
+        t = len(self.frames) / self.fps
+        amount, period = self.drift
+        gain = 1 + amount * math.sin(2 * math.pi * t / period)
+        gain *= 1 + self.flicker_amp * math.sin(2 * math.pi * self.flicker_hz * t)
+        tint = (1.0, 1.0, 1.0)
+        if self.light_step is not None and len(self.frames) >= self.light_step[0]:
+            gain *= self.light_step[1]
+            tint = self.light_step[2]
+        return Exposure(gain=gain, tint=tint)
+
+    def emit(self, hand: HandPose | None = None, carried: PiecePose | None = None,
+             *, steady: bool = False) -> None:
+        self.frames.append(FrameState(
+            dict(self.contents), dict(self.poses), carried, hand, self.board, self._camera(),
+            self._exposure(), steady, tuple(self.graveyard)))
+
+    def pause(self, seconds: float, note: str) -> None:
+        first = len(self.frames)
+        for _ in range(max(1, round(seconds * self.fps))):
+            self.emit(steady=True)
+        self.marks.steady.append((first, len(self.frames) - 1, dict(self.contents), note))
+
+    # --- geometry of a trip --------------------------------------------------------------
+
+    def _world(self, name: str, z: float) -> FloatArray:
+        layout = self.scene.layout
+        point = layout.centre(name)
+        pose = self.poses.get(name)
+        if pose is not None:
+            point = point + np.array([*pose.offset, 0.0])
+        point[2] = z
+        return np.asarray(self.board.apply(layout, point[None])[0], dtype=np.float64)
+
+    def _shoulder(self, mover: int) -> FloatArray:
+        layout = self.scene.layout
+        side = 1 if self.right_handed[mover] else -1
+        y = -layout.margin_mm - 330 if mover == 0 else layout.height_mm + layout.margin_mm + 330
+        x = layout.width_mm / 2 + side * (150 if mover == 0 else -150)
+        return np.array([x, y, 380.0])
+
+    def _rest(self, mover: int) -> FloatArray:
+        """Where the hand waits, out of the picture on its player's side."""
+        shoulder = self._shoulder(mover)
+        layout = self.scene.layout
+        y = -layout.margin_mm - 260 if mover == 0 else layout.height_mm + layout.margin_mm + 260
+        return np.array([shoulder[0], y, 260.0])
+
+    def _path(self, hand: dict[str, object], target: FloatArray, seconds: float, *,
+              arc: float = 0.0, pinch: tuple[float, float] | None = None,
+              carried: PiecePose | None = None, turn_to: SquareContent | None = None,
+              ) -> PiecePose | None:
+        """Move the hand's grip to `target`; a carried piece follows (and is turned to
+        `turn_to` halfway)."""
+        start = np.array(hand["grip"], dtype=np.float64)
+        n = max(2, round(seconds * self.fps * float(self.rng.uniform(0.85, 1.2))))
+        p0, p1 = pinch if pinch else (float(hand["pinch"]), float(hand["pinch"]))  # type: ignore[arg-type]
+        wobble = self.rng.normal(0, 1.2, 3)
+        for i in range(1, n + 1):
+            u = ease(i / n)
+            grip = start + (target - start) * u
+            grip[2] += arc * math.sin(math.pi * u)
+            grip += wobble * math.sin(math.pi * u)
+            hand["grip"] = grip
+            hand["pinch"] = p0 + (p1 - p0) * u
+            pose = self._hand_pose(hand)
+            held = None
+            if carried is not None:
+                if turn_to is not None and i == n // 2:
+                    carried = with_face(carried, turn_to, self.rng)
+                height = piece_height(carried.content, self.scene.style)
+                foot = (float(grip[0]), float(grip[1]), float(grip[2] - 0.75 * height))
+                spin = carried.yaw + 0.25 * math.sin(math.pi * u)
+                held = carried.carried(foot, spin, 0.12 * math.sin(math.pi * u))
+            self.emit(pose, held)
+        return carried
+
+    def _hand_pose(self, hand: dict[str, object]) -> HandPose:
+        mover = int(hand["mover"])  # type: ignore[call-overload]
+        grip = np.asarray(hand["grip"], dtype=np.float64)
+        s = self._shoulder(mover)
+        return HandPose((float(grip[0]), float(grip[1]), float(grip[2])),
+                        (float(s[0]), float(s[1]), float(s[2])), self.looks[mover],
+                        float(hand["pinch"]))  # type: ignore[arg-type]
+
+    # --- acts ------------------------------------------------------------------------------
+
+    def act(self, act: Act) -> None:
+        """Perform one trip: reach in, do each step, withdraw."""
+        first = len(self.frames)
+        hand: dict[str, object] = {"grip": self._rest(act.mover), "pinch": 0.0, "mover": act.mover}
+        for step in act.steps:
+            if step.action == "move":
+                assert step.content is not None
+                self._carry(hand, step.a, step.content, to=step.b)
+            elif step.action == "take":
+                self._carry(hand, step.a, None, to=None, mover=act.mover)
+            elif step.action == "turn":
+                assert step.content is not None
+                self._carry(hand, step.a, step.content, to=step.a)
+        self._path(hand, self._rest(act.mover), float(self.rng.uniform(0.5, 0.8)), arc=20,
+                   pinch=(0.0, 0.0))
+        self.marks.acts.append((act, first, len(self.frames) - 1))
+
+    def _carry(self, hand: dict[str, object], square: str, content: SquareContent | None, *,
+               to: str | None, mover: int = 0) -> None:
+        style = self.scene.style
+        pose = self.poses[square]
+        height = piece_height(pose.content, style)
+        above = self._world(square, height + 45)
+        self._path(hand, above, float(self.rng.uniform(0.55, 0.9)), arc=30, pinch=(0.0, 0.2))
+        grip = self._world(square, height * 0.75)
+        self._path(hand, grip, 0.22, pinch=(0.2, 1.0))
+        # Lift: the piece leaves its square.
+        del self.poses[square]
+        self.contents[square] = EMPTY
+        carried: PiecePose | None = self._lifted(pose)
+        lift = grip + np.array([0, 0, 35.0])
+        carried = self._path(hand, lift, 0.2, carried=carried)
+        assert carried is not None
+        if to is None:  # a captured piece goes beside the board
+            spot = self._grave_spot(mover)
+            carried = self._path(hand, spot + np.array([0, 0, height + 30]), 0.6, arc=25,
+                                 carried=carried)
+            carried = self._path(hand, spot + np.array([0, 0, height * 0.75]), 0.2,
+                                 carried=carried)
+            assert carried is not None
+            self.graveyard.append(self._grave_piece(carried, spot))
+            self._path(hand, spot + np.array([0, 0, height + 40]), 0.2, pinch=(1.0, 0.0))
+            return
+        target = self._world(to, 0.0)
+        distance = float(np.linalg.norm(target[:2] - lift[:2]))
+        new_height = piece_height(content, style) if content else height
+        carried = self._path(hand, target + np.array([0, 0, new_height + 30]),
+                             0.25 + distance / 250, arc=min(30, distance / 4), carried=carried,
+                             turn_to=content)
+        carried = self._path(hand, target + np.array([0, 0, new_height * 0.75]), 0.22,
+                             carried=carried)
+        assert carried is not None
+        placed = place(carried.content, to, self.rng, style, self.scene.layout)
+        if carried.content.kind == "die":
+            placed = replace(placed, orientation=carried.orientation)
+        self.poses[to] = placed
+        self.contents[to] = carried.content
+        self._path(hand, target + np.array([0, 0, new_height + 40]), 0.22, pinch=(1.0, 0.0))
+
+    def _lifted(self, pose: PiecePose) -> PiecePose:
+        return replace(pose, lifted=(0.0, 0.0, 0.0), yaw=pose.yaw + self.board.angle)
+
+    def _grave_spot(self, mover: int) -> FloatArray:
+        layout = self.scene.layout
+        slot = self._grave_slots[mover]
+        self._grave_slots[mover] += 1
+        x = layout.width_mm + layout.margin_mm + 45 + 40 * (slot // 3)
+        along = layout.square_mm * (0.8 + slot % 3)
+        y = along if mover == 0 else layout.height_mm - along
+        floor = -layout.thickness_mm
+        return np.array([x, y, floor])
+
+    def _grave_piece(self, carried: PiecePose, spot: FloatArray) -> Placed:
+        placed = piece_placed(carried, self.scene.style, self.scene.layout, self.board)
+        position = spot.copy()
+        if carried.content.kind == "die":
+            position[2] += self.scene.style.dice[carried.content.owner or 0].size / 2
+            rotation = rot_z(float(self.rng.uniform(0, 6.28))) @ carried.orientation
+        else:
+            rotation = placed.rotation
+        return Placed(placed.mesh, rotation, position, base_z=float(spot[2]))
+
+    def bump(self) -> None:
+        """Someone knocks the board: it slides and turns a little over a few frames."""
+        start = self.board
+        dx, dy = self.rng.uniform(-12, 12, 2)
+        angle = math.radians(float(self.rng.choice([-1, 1]) * self.rng.uniform(1.5, 4)))
+        first = len(self.frames)
+        for i in range(1, 5):
+            u = ease(i / 4)
+            self.board = BoardPose(start.dx + dx * u, start.dy + dy * u, start.angle + angle * u)
+            self.emit()
+        self.marks.events["bump"] = {"frames": [first, len(self.frames) - 1],
+                                     "shift_mm": [float(dx), float(dy)],
+                                     "turn_deg": math.degrees(angle)}

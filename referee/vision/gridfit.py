@@ -1,0 +1,321 @@
+"""Geometry shared by finding and tracking: colour edge maps, how well the edges support a
+predicted grid (orientation-aware), the line-constraint homography solver, and an ICP pull of
+a coarse grid onto its edges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from referee.vision.pose import FloatArray
+
+GreyImage = NDArray[np.uint8]
+
+
+def _auto_high(channel: GreyImage, min_high: float, percentile: float) -> float:
+    """Canny's high threshold from the image itself: a percentile of a sampled L1 gradient
+    magnitude (so dim, low-contrast boards such as dark wood still give edges)."""
+    sample = channel[::4, ::4]
+    gx = cv2.Sobel(sample, cv2.CV_16S, 1, 0)
+    gy = cv2.Sobel(sample, cv2.CV_16S, 0, 1)
+    mag = (np.abs(gx.astype(np.int32)) + np.abs(gy.astype(np.int32))).ravel()
+    k = int(percentile / 100 * (mag.size - 1))
+    return max(min_high, float(np.partition(mag, k)[k]))
+
+
+def edge_map(image: NDArray[np.uint8], *, low_ratio: float, clahe_clip: float = 0.0,
+             min_high: float = 40.0, percentile: float = 90.0) -> GreyImage:
+    """Canny edges of a grey or BGR image (each colour channel's edges joined, so squares
+    that differ in hue more than in brightness still give edges), thresholds set per
+    channel from its own gradients, after optional CLAHE."""
+    channels = [image] if image.ndim == 2 else [image[..., c] for c in range(image.shape[2])]
+    out: GreyImage | None = None
+    for channel in channels:
+        if clahe_clip > 0:
+            clahe = cv2.createCLAHE(clipLimit=clahe_clip, tileGridSize=(8, 8))
+            channel = np.asarray(clahe.apply(channel), dtype=np.uint8)
+        blurred = np.asarray(cv2.GaussianBlur(channel, (5, 5), 0), dtype=np.uint8)
+        high = _auto_high(blurred, min_high, percentile)
+        edges = np.asarray(cv2.Canny(blurred, high * low_ratio, high), dtype=np.uint8)
+        out = edges if out is None else np.asarray(cv2.bitwise_or(out, edges), dtype=np.uint8)
+    assert out is not None
+    return out
+
+
+@dataclass(frozen=True)
+class Support:
+    """Fractions of samples along predicted lines that lie on an edge."""
+
+    inner: FloatArray      # per grid line (files + 1 + ranks + 1), NaN where out of view
+    mid: float             # lines half-way between grid lines: what chance alone gives
+    outside: FloatArray    # the four lines one square outside the grid
+    visible: float         # fraction of grid-line samples inside the image
+
+    @property
+    def mean(self) -> float:
+        return float(np.nanmean(self.inner)) if np.any(np.isfinite(self.inner)) else 0.0
+
+    @property
+    def contrast(self) -> float:
+        return self.mean - self.mid
+
+    @property
+    def outside_ratio(self) -> float:
+        out = np.nan_to_num(self.outside, nan=0.0)
+        return float(out.max()) / max(self.mean, 1e-6)
+
+    def reason(self, min_support: float, min_contrast: float, max_outside_ratio: float) -> str | None:
+        """Why this is not the grid, or None when it is."""
+        if self.visible < 0.75:
+            return "the grid is mostly out of view"
+        if self.mean < min_support:
+            return f"grid lines only {self.mean:.0%} supported by edges"
+        if self.contrast < min_contrast:
+            return "edges everywhere (noise or texture), no grid stands out"
+        if self.outside_ratio > max_outside_ratio:
+            return "the grid continues beyond the wanted size (a bigger board?)"
+        return None
+
+    def score(self) -> float:
+        return self.contrast - 0.5 * max(0.0, self.outside_ratio - 0.5)
+
+
+@lru_cache(maxsize=64)
+def _samples(files: int, ranks: int, per_square: int) -> tuple[FloatArray, NDArray[np.int64], int, int]:
+    """Board points along the grid lines, the half-way lines and the outside lines, with a
+    line index per point; returns (points, line_of_point, n_inner_lines, n_mid_lines)."""
+    pts: list[FloatArray] = []
+    owner: list[NDArray[np.int64]] = []
+    line = 0
+
+    def add(xs: FloatArray, ys: FloatArray) -> None:
+        nonlocal line
+        pts.append(np.column_stack([xs, ys]))
+        owner.append(np.full(len(xs), line, dtype=np.int64))
+        line += 1
+
+    ty = (np.arange(per_square * ranks) + 0.5) / per_square
+    tx = (np.arange(per_square * files) + 0.5) / per_square
+    for i in range(files + 1):
+        add(np.full_like(ty, i), ty)
+    for j in range(ranks + 1):
+        add(tx, np.full_like(tx, j))
+    n_inner = line
+    for i in range(files):
+        add(np.full_like(ty, i + 0.5), ty)
+    for j in range(ranks):
+        add(tx, np.full_like(tx, j + 0.5))
+    n_mid = line - n_inner
+    add(np.full_like(ty, -1.0), ty)
+    add(np.full_like(ty, files + 1.0), ty)
+    add(tx, np.full_like(tx, -1.0))
+    add(tx, np.full_like(tx, ranks + 1.0))
+    return np.vstack(pts), np.concatenate(owner), n_inner, n_mid
+
+
+def grid_support(near: NearestEdges, h: FloatArray, files: int, ranks: int, *,
+                 tol_px: float, per_square: int, max_angle_deg: float = 20.0) -> Support:
+    """Support of the grid `h` (board -> these pixels): a sample of a predicted line counts
+    when an edge pixel lies within `tol_px` and its gradient is across the line."""
+    pts, owner, n_inner, n_mid = _samples(files, ranks, per_square)
+    along = _directions(files, ranks, per_square)
+    mapped = pts @ h[:, :2].T + h[:, 2]
+    ahead = (pts + 0.05 * along) @ h[:, :2].T + h[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xy = mapped[:, :2] / mapped[:, 2:3]
+        direction = ahead[:, :2] / ahead[:, 2:3] - xy
+    rows, cols = near.dist.shape
+    ok = (mapped[:, 2] > 0) & (ahead[:, 2] > 0) & np.all(np.isfinite(xy), axis=1)
+    ok &= (xy[:, 0] >= 0) & (xy[:, 0] <= cols - 1) & (xy[:, 1] >= 0) & (xy[:, 1] <= rows - 1)
+    hit = np.zeros(len(pts), dtype=np.float64)
+    xi = np.rint(xy[ok, 0]).astype(np.int64)
+    yi = np.rint(xy[ok, 1]).astype(np.int64)
+    label = near.nearest[yi, xi]
+    d = direction[ok]
+    d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+    across = np.abs(np.sum(near.normals[label] * d, axis=1))  # |cos| of gradient vs line
+    hit[ok] = (near.dist[yi, xi] <= tol_px) & (across <= np.sin(np.radians(max_angle_deg)))
+    n_lines = int(owner.max()) + 1
+    seen = np.bincount(owner, weights=ok.astype(np.float64), minlength=n_lines)
+    hits = np.bincount(owner, weights=hit, minlength=n_lines)
+    total = np.bincount(owner, minlength=n_lines).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(seen >= 0.3 * total, hits / seen, np.nan)
+    inner = frac[:n_inner]
+    mid_seen = seen[n_inner:n_inner + n_mid].sum()
+    mid = float(hits[n_inner:n_inner + n_mid].sum() / mid_seen) if mid_seen else 1.0
+    visible = float(seen[:n_inner].sum() / total[:n_inner].sum())
+    return Support(inner, mid, frac[n_inner + n_mid:], visible)
+
+
+@lru_cache(maxsize=64)
+def _directions(files: int, ranks: int, per_square: int) -> FloatArray:
+    """Unit board direction along the line of each sample of `_samples`."""
+    _, owner, n_inner, n_mid = _samples(files, ranks, per_square)
+    vertical = np.zeros(int(owner.max()) + 1, dtype=bool)
+    vertical[: files + 1] = True                                 # grid lines x = i
+    vertical[n_inner: n_inner + files] = True                    # half-way x = i + 0.5
+    vertical[n_inner + n_mid: n_inner + n_mid + 2] = True        # outside x = -1, files + 1
+    return np.asarray(np.where(vertical[owner][:, None], [[0.0, 1.0]], [[1.0, 0.0]]), dtype=np.float64)
+
+
+def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, vertical: bool,
+                 span: tuple[float, float], *, tol_px: float, samples: int = 40,
+                 max_angle_deg: float = 20.0) -> FloatArray:
+    """Support of each lattice line x = p (vertical) or y = p, sampled over `span` of the
+    other coordinate; NaN for lines mostly out of view."""
+    t = span[0] + (np.arange(samples) + 0.5) / samples * (span[1] - span[0])
+    pp, tt = np.meshgrid(positions, t, indexing="ij")
+    pts = np.column_stack([pp.ravel(), tt.ravel()]) if vertical else np.column_stack([tt.ravel(), pp.ravel()])
+    step = np.array([[0.0, 0.05]]) if vertical else np.array([[0.05, 0.0]])
+    mapped = pts @ h[:, :2].T + h[:, 2]
+    ahead = (pts + step) @ h[:, :2].T + h[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xy = mapped[:, :2] / mapped[:, 2:3]
+        direction = ahead[:, :2] / ahead[:, 2:3] - xy
+    rows, cols = near.dist.shape
+    ok = (mapped[:, 2] > 0) & (ahead[:, 2] > 0) & np.all(np.isfinite(xy), axis=1)
+    ok &= (xy[:, 0] >= 0) & (xy[:, 0] <= cols - 1) & (xy[:, 1] >= 0) & (xy[:, 1] <= rows - 1)
+    hit = np.zeros(len(pts))
+    xi = np.rint(xy[ok, 0]).astype(np.int64)
+    yi = np.rint(xy[ok, 1]).astype(np.int64)
+    d = direction[ok]
+    d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+    across = np.abs(np.sum(near.normals[near.nearest[yi, xi]] * d, axis=1))
+    hit[ok] = (near.dist[yi, xi] <= tol_px) & (across <= np.sin(np.radians(max_angle_deg)))
+    seen = ok.reshape(len(positions), samples).sum(axis=1)
+    hits = hit.reshape(len(positions), samples).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(seen >= 0.3 * samples, hits / seen, np.nan)
+
+
+def _normaliser(points: FloatArray) -> FloatArray:
+    """Hartley's normalisation: centre the points, mean distance sqrt(2)."""
+    centre = points.mean(axis=0)
+    spread = float(np.sqrt(((points - centre) ** 2).sum(axis=1).mean())) or 1.0
+    s = np.sqrt(2.0) / spread
+    return np.array([[s, 0, -s * centre[0]], [0, s, -s * centre[1]], [0, 0, 1.0]])
+
+
+def solve_lines(points: FloatArray, on_x: NDArray[np.bool_], index: FloatArray, weight: FloatArray,
+                h: FloatArray) -> FloatArray | None:
+    """One weighted least-squares step: the homography (board -> image) that puts each image
+    point on its grid line, x = index where `on_x`, else y = index. Being on a line is linear
+    in the inverse homography G: (g1 - i g3) . p = 0, so this is one 9x9 eigen-problem; rows
+    are divided by g3 . p of the current `h` so residuals count in board units."""
+    if len(points) < 8 or len(np.unique(index[on_x])) < 2 or len(np.unique(index[~on_x])) < 2:
+        return None
+    norm = _normaliser(points)
+    q = np.column_stack([points, np.ones(len(points))]) @ norm.T
+    try:
+        g = np.linalg.inv(h) @ np.linalg.inv(norm)
+    except np.linalg.LinAlgError:
+        return None
+    w3 = q @ g[2]
+    w3 = np.where(np.abs(w3) < 1e-12, 1e-12, w3)
+    a = np.zeros((len(q), 9))
+    a[on_x, 0:3] = q[on_x]
+    a[~on_x, 3:6] = q[~on_x]
+    a[:, 6:9] = -index[:, None] * q
+    a *= (weight / w3)[:, None]
+    _, vecs = np.linalg.eigh(a.T @ a)
+    g_new = vecs[:, 0].reshape(3, 3) @ norm
+    if not np.all(np.isfinite(g_new)):
+        return None
+    try:
+        h_new = np.linalg.inv(g_new)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(h_new)) or abs(h_new[2, 2]) < 1e-12:
+        return None
+    return np.asarray(h_new / h_new[2, 2], dtype=np.float64)
+
+
+@lru_cache(maxsize=64)
+def _line_samples(files: int, ranks: int, per_square: int,
+                  gap: float) -> tuple[FloatArray, NDArray[np.bool_], FloatArray]:
+    """Points along every grid line, `gap` squares clear of the crossings: (points, on_x, index)."""
+    t = (np.arange(per_square) + 0.5) / per_square
+    t = gap + t * (1 - 2 * gap)
+    ty = (np.arange(ranks)[:, None] + t[None, :]).ravel()
+    tx = (np.arange(files)[:, None] + t[None, :]).ravel()
+    pts, on_x, index = [], [], []
+    for i in range(files + 1):
+        pts.append(np.column_stack([np.full_like(ty, i), ty]))
+        on_x.append(np.ones(len(ty), bool))
+        index.append(np.full(len(ty), float(i)))
+    for j in range(ranks + 1):
+        pts.append(np.column_stack([tx, np.full_like(tx, j)]))
+        on_x.append(np.zeros(len(tx), bool))
+        index.append(np.full(len(tx), float(j)))
+    return np.vstack(pts), np.concatenate(on_x), np.concatenate(index)
+
+
+@dataclass(frozen=True)
+class NearestEdges:
+    """For every pixel, the distance to the nearest edge pixel, which pixel that is, and
+    the direction of the image gradient there (so a line is supported only by edges that
+    run along it, not by the corners of a die or a hand's outline crossing it)."""
+
+    dist: NDArray[np.float32]
+    nearest: NDArray[np.int32]       # label image of cv2.distanceTransformWithLabels
+    coords: FloatArray               # label k -> (x, y) of edge pixel k - 1 (row 0: none)
+    normals: FloatArray              # label k -> unit gradient direction at that pixel
+
+    @classmethod
+    def of(cls, edges: GreyImage, image: NDArray[np.uint8]) -> NearestEdges:
+        dist, labels = cv2.distanceTransformWithLabels(cv2.bitwise_not(edges), cv2.DIST_L2, 5,
+                                                       labelType=cv2.DIST_LABEL_PIXEL)
+        ys, xs = np.nonzero(edges)  # raster order, as the labels are numbered
+        coords = np.vstack([[np.nan, np.nan], np.column_stack([xs, ys]).astype(np.float64)])
+        blurred = cv2.GaussianBlur(image, (5, 5), 0)
+        gx = cv2.Sobel(blurred, cv2.CV_32F, 1, 0)[ys, xs]
+        gy = cv2.Sobel(blurred, cv2.CV_32F, 0, 1)[ys, xs]
+        if gx.ndim == 2:  # colour: the channel with the strongest gradient at each pixel
+            pick = np.argmax(gx * gx + gy * gy, axis=1)
+            rows = np.arange(len(pick))
+            gx, gy = gx[rows, pick], gy[rows, pick]
+        g = np.column_stack([gx, gy]).astype(np.float64)
+        g /= np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-9)
+        normals = np.vstack([[0.0, 0.0], g])
+        return cls(np.asarray(dist, dtype=np.float32), np.asarray(labels, dtype=np.int32), coords, normals)
+
+
+def chamfer_fit(near: NearestEdges, h: FloatArray, files: int, ranks: int,
+                radii_px: tuple[float, ...], *, iterations: int = 3, per_square: int = 8,
+                max_angle_deg: float = 20.0) -> FloatArray | None:
+    """Pull a coarse grid onto the edges: each sample point of a predicted line takes its
+    nearest edge pixel (within the radius, running along the line) as a point of that line;
+    refit; repeat with a shrinking radius (an ICP on lines). Dense texture barely matters,
+    since a sample takes only its single nearest edge."""
+    pts, on_x, index = _line_samples(files, ranks, per_square, 0.12)
+    along = np.where(on_x[:, None], [[0.0, 0.05]], [[0.05, 0.0]])
+    rows, cols = near.dist.shape
+    limit = np.sin(np.radians(max_angle_deg))
+    for radius in radii_px:
+        for _ in range(iterations):
+            mapped = pts @ h[:, :2].T + h[:, 2]
+            ahead = (pts + along) @ h[:, :2].T + h[:, 2]
+            xy = mapped[:, :2] / mapped[:, 2:3]
+            direction = ahead[:, :2] / ahead[:, 2:3] - xy
+            xi, yi = np.rint(xy[:, 0]), np.rint(xy[:, 1])
+            ok = (mapped[:, 2] > 0) & (xi >= 0) & (xi < cols) & (yi >= 0) & (yi < rows)
+            xi, yi = xi[ok].astype(np.int64), yi[ok].astype(np.int64)
+            d = near.dist[yi, xi]
+            label = near.nearest[yi, xi]
+            unit = direction[ok] / np.maximum(np.linalg.norm(direction[ok], axis=1, keepdims=True), 1e-9)
+            across = np.abs(np.sum(near.normals[label] * unit, axis=1)) <= limit
+            close = (d <= radius) & across
+            if close.sum() < 12:
+                return None
+            found = near.coords[label[close]]
+            weight = (1.0 - (d[close] / (radius + 1.0)) ** 2) ** 2
+            fitted = solve_lines(found, on_x[ok][close], index[ok][close], weight, h)
+            if fitted is None:
+                return None
+            h = fitted
+    return h

@@ -1,0 +1,456 @@
+"""Find a board's grid in a frame without markers, and track it from frame to frame.
+
+find_board: edges (Canny on a contrast-normalised grey copy) -> Hough lines -> two direction
+families -> hypotheses from pairs of neighbouring lines of each family (the unit square of a
+lattice) -> count the line crossings that fall on that lattice -> refit, pick the window of
+the wanted size -> score on the edge map's distance transform: grid lines supported, half-way
+lines not, lines one square outside not (so a bigger board, the board's own edge or the
+table's edges do not pass) -> sub-pixel fit to the edge pixels at full resolution.
+
+track: the same sub-pixel fit started from the previous pose on a half-size crop around the
+board; None when the board has moved too far, so the caller runs find_board again."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from referee.errors import NoBoardError
+from referee.vision.gridfit import (
+    GreyImage,
+    NearestEdges,
+    Support,
+    chamfer_fit,
+    edge_map,
+    grid_support,
+    line_support,
+)
+from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
+from referee.vision.profiles import fit_profiles, profile_support
+from referee.vision.settings import LocaliseSettings, TrackSettings, default_settings
+
+log = logging.getLogger(__name__)
+
+
+def to_grey(frame: NDArray[np.generic]) -> GreyImage:
+    """A uint8 grey image from a BGR, BGRA or grey frame; NoBoardError for anything else."""
+    if not isinstance(frame, np.ndarray) or frame.size == 0:
+        raise NoBoardError("no board: the frame is empty")
+    if frame.dtype != np.uint8:
+        raise NoBoardError(f"no board: frames must be 8-bit images, not {frame.dtype}")
+    image = np.asarray(frame, dtype=np.uint8)
+    if image.ndim == 2:
+        return image
+    if image.ndim == 3 and image.shape[2] == 3:
+        return np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
+    if image.ndim == 3 and image.shape[2] == 4:
+        return np.asarray(cv2.cvtColor(image, cv2.COLOR_BGRA2GRAY), dtype=np.uint8)
+    raise NoBoardError(f"no board: a frame of shape {frame.shape} is not an image")
+
+
+# ---------------------------------------------------------------- lines and families
+
+
+def hough_lines(edges: GreyImage, s: LocaliseSettings) -> FloatArray:
+    """Strongest distinct lines as (n, 3) homogeneous rows (cos t, sin t, -rho)."""
+    votes = max(20, int(s.hough_votes * edges.shape[0]))
+    found = cv2.HoughLines(edges, 1, np.pi / 180, votes)
+    if found is None:
+        return np.zeros((0, 3))
+    kept: list[tuple[float, float]] = []
+    tol_t = np.radians(s.nms_theta_deg)
+    for rho, theta in found[:, 0, :]:
+        close = False
+        for r2, t2 in kept:
+            dt = abs(theta - t2)
+            same = dt < tol_t and abs(rho - r2) < s.nms_rho_px
+            flipped = np.pi - dt < tol_t and abs(rho + r2) < s.nms_rho_px  # theta wraps at pi
+            if same or flipped:
+                close = True
+            if close:
+                break
+        if not close:
+            kept.append((float(rho), float(theta)))
+            if len(kept) >= s.max_lines:
+                break
+    arr = np.array(kept)
+    return np.column_stack([np.cos(arr[:, 1]), np.sin(arr[:, 1]), -arr[:, 0]])
+
+
+def split_families(lines: FloatArray, spread_deg: float) -> tuple[FloatArray, FloatArray]:
+    """The two dominant line directions (peaks of a doubled-angle histogram) and the lines
+    within `spread_deg` of each."""
+    if len(lines) < 4:
+        return np.zeros((0, 3)), np.zeros((0, 3))
+    theta = np.mod(np.arctan2(lines[:, 1], lines[:, 0]), np.pi)
+    bins = 180
+    hist = np.bincount((theta / np.pi * bins).astype(int) % bins, minlength=bins).astype(float)
+    kernel = np.exp(-0.5 * (np.arange(-12, 13) / 4.0) ** 2)
+    smooth = np.convolve(np.concatenate([hist[-12:], hist, hist[:12]]), kernel, mode="same")[12:-12]
+    first = int(np.argmax(smooth))
+    dist_bins = np.abs((np.arange(bins) - first + bins / 2) % bins - bins / 2)
+    masked = np.where(dist_bins < 25, -1.0, smooth)
+    second = int(np.argmax(masked))
+    peaks = np.array([first, second]) * np.pi / bins
+
+    def near(peak: float) -> NDArray[np.bool_]:
+        d = np.abs((theta - peak + np.pi / 2) % np.pi - np.pi / 2)
+        return np.asarray(d < np.radians(spread_deg), dtype=np.bool_)
+
+    a, b = near(peaks[0]), near(peaks[1])
+    da = np.abs((theta - peaks[0] + np.pi / 2) % np.pi - np.pi / 2)
+    db = np.abs((theta - peaks[1] + np.pi / 2) % np.pi - np.pi / 2)
+    a &= da <= db
+    b &= db < da
+    return lines[a], lines[b]
+
+
+def sort_family(lines: FloatArray, centre: FloatArray) -> FloatArray:
+    """Order lines of one family by where they cross a transversal through `centre`."""
+    normal = lines[:, :2].copy()
+    normal[normal @ normal[0] < 0] *= -1
+    n = normal.mean(axis=0)
+    n /= np.linalg.norm(n)
+    num = -(lines[:, :2] @ centre + lines[:, 2])
+    den = lines[:, :2] @ n
+    t = num / np.where(np.abs(den) < 1e-9, 1e-9, den)
+    return lines[np.argsort(t)]
+
+
+# ---------------------------------------------------------------- hypotheses
+
+
+def _unit_square_homographies(quads: FloatArray) -> FloatArray:
+    """(M, 3, 3) homographies taking (0,0),(1,0),(1,1),(0,1) to each quad (M, 4, 2)."""
+    x0, x1, x2, x3 = (quads[:, i, 0] for i in range(4))
+    y0, y1, y2, y3 = (quads[:, i, 1] for i in range(4))
+    sx, sy = x0 - x1 + x2 - x3, y0 - y1 + y2 - y3
+    dx1, dx2, dy1, dy2 = x1 - x2, x3 - x2, y1 - y2, y3 - y2
+    den = dx1 * dy2 - dx2 * dy1
+    den = np.where(np.abs(den) < 1e-9, 1e-9, den)
+    g = (sx * dy2 - dx2 * sy) / den
+    hh = (dx1 * sy - sx * dy1) / den
+    out = np.empty((len(quads), 3, 3))
+    out[:, 0] = np.stack([x1 - x0 + g * x1, x3 - x0 + hh * x3, x0], axis=1)
+    out[:, 1] = np.stack([y1 - y0 + g * y1, y3 - y0 + hh * y3, y0], axis=1)
+    out[:, 2] = np.stack([g, hh, np.ones_like(g)], axis=1)
+    return out
+
+
+@dataclass(frozen=True)
+class _Lattice:
+    h: FloatArray               # lattice units -> work pixels
+    labels: NDArray[np.int64]   # (n, 2) integer lattice coordinates of inlier crossings
+
+
+def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[int, ...],
+                       s: LocaliseSettings) -> list[_Lattice]:
+    """Lattices from pairs of near lines of each family, best supported by crossings first."""
+    rows, cols = image_shape[:2]
+    crossings = np.cross(fam_a[:, None, :], fam_b[None, :, :]).reshape(-1, 3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pts = crossings[:, :2] / crossings[:, 2:3]
+    keep = np.all(np.isfinite(pts), axis=1)
+    keep &= (pts[:, 0] > -0.25 * cols) & (pts[:, 0] < 1.25 * cols)
+    keep &= (pts[:, 1] > -0.25 * rows) & (pts[:, 1] < 1.25 * rows)
+    pts = pts[keep]
+    if len(pts) < 9:
+        return []
+    na, nb = len(fam_a), len(fam_b)
+    cross_ab = np.full((na, nb, 2), np.nan)
+    cross_ab.reshape(-1, 2)[keep] = pts
+    pairs_a = [(i, i + d) for d in range(1, s.max_pair_gap + 1) for i in range(na - d)]
+    pairs_b = [(k, k + d) for d in range(1, s.max_pair_gap + 1) for k in range(nb - d)]
+    if not pairs_a or not pairs_b:
+        return []
+    pa = np.array(pairs_a)
+    pb = np.array(pairs_b)
+    ia = np.repeat(pa, len(pb), axis=0)
+    ib = np.tile(pb, (len(pa), 1))
+    quads = np.stack([cross_ab[ia[:, 0], ib[:, 0]], cross_ab[ia[:, 1], ib[:, 0]],
+                      cross_ab[ia[:, 1], ib[:, 1]], cross_ab[ia[:, 0], ib[:, 1]]], axis=1)
+    ok = np.all(np.isfinite(quads.reshape(len(quads), -1)), axis=1)
+    sides = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2)
+    ok &= sides.min(axis=1) >= s.min_square_px
+    ok &= sides.max(axis=1) <= 0.5 * max(rows, cols)
+    quads = quads[ok]
+    if len(quads) == 0:
+        return []
+    hs = _unit_square_homographies(quads)
+    with np.errstate(all="ignore"):
+        inv = np.linalg.inv(hs)
+    homog = np.column_stack([pts, np.ones(len(pts))])
+    best: list[tuple[int, int]] = []
+    chunk = 2048
+    counts = np.zeros(len(hs), dtype=np.int64)
+    for start in range(0, len(hs), chunk):
+        uvw = np.einsum("mij,nj->mni", inv[start:start + chunk], homog)
+        with np.errstate(all="ignore"):
+            uv = uvw[..., :2] / uvw[..., 2:3]
+        near = np.all(np.abs(uv - np.rint(uv)) < s.inlier_tol, axis=2) & np.all(np.abs(uv) < 20, axis=2)
+        counts[start:start + chunk] = near.sum(axis=1)
+    order = np.argsort(-counts)
+    seen: set[bytes] = set()
+    out: list[_Lattice] = []
+    for m in order[: 20 * s.max_lattices]:
+        if counts[m] < 6:
+            break
+        lattice = _refit_lattice(hs[m], homog, s.inlier_tol)
+        if lattice is None:
+            continue
+        key = lattice.labels.tobytes() + np.rint(lattice.h[:2, 2] / 4).tobytes()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(lattice)
+        best.append((int(counts[m]), len(out)))
+        if len(out) >= s.max_lattices:
+            break
+    return out
+
+
+def _refit_lattice(h: FloatArray, homog: FloatArray, tol: float) -> _Lattice | None:
+    """Least-squares homography through every crossing that falls on the lattice, twice."""
+    for _ in range(2):
+        with np.errstate(all="ignore"):
+            uvw = homog @ np.linalg.inv(h).T
+            uv = uvw[:, :2] / uvw[:, 2:3]
+        near = np.all(np.abs(uv - np.rint(uv)) < tol, axis=1) & np.all(np.abs(uv) < 20, axis=1)
+        if near.sum() < 6:
+            return None
+        labels = np.rint(uv[near]).astype(np.int64)
+        labels -= labels.min(axis=0)
+        if len(np.unique(labels[:, 0])) < 2 or len(np.unique(labels[:, 1])) < 2:
+            return None
+        fitted, _ = cv2.findHomography(labels.astype(np.float64), homog[near, :2], 0)
+        if fitted is None:
+            return None
+        h = np.asarray(fitted, dtype=np.float64)
+    return _Lattice(h, labels)
+
+
+def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: int,
+                    s: LocaliseSettings) -> list[tuple[float, FloatArray]]:
+    """(score, board -> lattice map) for the best windows of files x ranks squares, either
+    way round. Each lattice line's support is read from the edge map (so lines Hough missed,
+    under a hand or a row of dice, still count); a window scores the mean support of its
+    lines less the support of the lines just outside it (a bigger grid, not this one)."""
+    lab = lattice.labels
+    lo, hi = lab.min(axis=0), lab.max(axis=0)
+    reach = max(files, ranks) + 1
+    us = np.arange(lo[0] - reach, hi[0] + reach + 1, dtype=np.float64)
+    vs = np.arange(lo[1] - reach, hi[1] + reach + 1, dtype=np.float64)
+    su = np.nan_to_num(line_support(near, lattice.h, us, True, (float(lo[1]), float(hi[1])),
+                                    tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
+    sv = np.nan_to_num(line_support(near, lattice.h, vs, False, (float(lo[0]), float(hi[0])),
+                                    tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
+    found: list[tuple[float, FloatArray]] = []
+    for fw, rw, transposed in ((files, ranks, False), (ranks, files, True)):
+        if transposed and files == ranks:
+            break
+        for a in range(1, len(us) - fw - 1):
+            inner_u = su[a:a + fw + 1]
+            out_u = max(su[a - 1], su[a + fw + 1])
+            for b in range(1, len(vs) - rw - 1):
+                inner = np.concatenate([inner_u, sv[b:b + rw + 1]])
+                outside = max(out_u, sv[b - 1], sv[b + rw + 1])
+                score = float(inner.mean() - 0.5 * outside)
+                u0, v0 = us[a], vs[b]
+                t = (np.array([[0.0, 1.0, u0], [1.0, 0.0, v0], [0, 0, 1.0]]) if transposed
+                     else np.array([[1.0, 0.0, u0], [0.0, 1.0, v0], [0, 0, 1.0]]))
+                found.append((score, t))
+    found.sort(key=lambda st: -st[0])
+    return found[: s.windows_per_lattice]
+
+
+# ---------------------------------------------------------------- orientation
+
+
+def canonical(h: FloatArray, files: int, ranks: int) -> BoardPose:
+    """The pose seen from above (never mirrored), a1 at the corner that puts rank 1 nearest
+    the bottom of the image: a fixed choice; which side is White's is settled later."""
+    centre = np.array([[files / 2, ranks / 2], [files / 2 + 1, ranks / 2], [files / 2, ranks / 2 + 1]])
+    img = apply_homography(h, centre)
+    jac = np.column_stack([img[1] - img[0], img[2] - img[0]])
+    if np.linalg.det(jac) > 0:  # mirrored: count ranks from the other side
+        h = h @ np.array([[1.0, 0, 0], [0, -1.0, ranks], [0, 0, 1.0]])
+    pose = BoardPose.from_homography(h, files, ranks)
+
+    def upness(p: BoardPose) -> float:
+        pts = p.to_image(centre)
+        return float(pts[2, 1] - pts[0, 1])  # image y of "up a rank": most negative wins
+
+    return min(pose.orientations(), key=upness)
+
+
+# ---------------------------------------------------------------- finding
+
+
+def _work_copy(grey: NDArray[np.uint8], width: int) -> tuple[NDArray[np.uint8], float]:
+    scale = min(1.0, width / grey.shape[1])
+    if scale == 1.0:
+        return grey, 1.0
+    size = (round(grey.shape[1] * scale), round(grey.shape[0] * scale))
+    return np.asarray(cv2.resize(grey, size, interpolation=cv2.INTER_AREA), dtype=np.uint8), scale
+
+
+def _to_frame(h_work: FloatArray, scale: float) -> FloatArray:
+    """A board -> work-pixel homography as board -> frame pixels (pixel centres aligned)."""
+    if scale == 1.0:
+        return h_work
+    back = np.array([[1 / scale, 0, 0.5 / scale - 0.5], [0, 1 / scale, 0.5 / scale - 0.5], [0, 0, 1.0]])
+    return back @ h_work
+
+
+def _from_frame(h: FloatArray, scale: float) -> FloatArray:
+    if scale == 1.0:
+        return h
+    fwd = np.array([[scale, 0, 0.5 * scale - 0.5], [0, scale, 0.5 * scale - 0.5], [0, 0, 1.0]])
+    return fwd @ h
+
+
+def _roi(h: FloatArray, files: int, ranks: int, margin: float,
+         shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    outline = board_corners(files, ranks) + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * margin
+    pts = apply_homography(h, outline)
+    x0, y0 = np.floor(pts.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(pts.max(axis=0)).astype(int)
+    return max(0, x0), max(0, y0), min(shape[1], x1 + 1), min(shape[0], y1 + 1)
+
+
+def refine(frame: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
+           s: LocaliseSettings) -> FloatArray:
+    """Sub-pixel fit of `h` (board -> frame) to the lines' intensity profiles at full
+    resolution; the coarse grid stays when the fit fails or jumps."""
+    fitted = fit_profiles(frame, h, files, ranks, s.refine_bands)
+    if fitted is None or _moved(h, fitted, files, ranks) > 0.5:
+        return h
+    return fitted
+
+
+def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
+               settings: LocaliseSettings | None = None) -> BoardPose:
+    """The grid of a `files` x `ranks` board in a frame, to sub-pixel accuracy.
+
+    Raises NoBoardError when no such grid is in view (blank, black or noisy frames, a board
+    of another size, a board mostly hidden): it never guesses."""
+    if files < 1 or ranks < 1:
+        raise ValueError(f"a board needs at least one file and one rank, not {files}x{ranks}")
+    s = settings or default_settings().localise
+    grey = to_grey(frame_bgr)
+    colour = frame_bgr if frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3 else grey
+    work, scale = _work_copy(colour, s.work_width)
+    edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
+                     percentile=s.canny_percentile)
+    if np.count_nonzero(edges) < 2 * (files + ranks) * s.min_square_px:
+        raise NoBoardError("no board: the frame has almost no edges (blank or dark)")
+    lines = hough_lines(edges, s)
+    fam_a, fam_b = split_families(lines, s.family_spread_deg)
+    if len(fam_a) < 2 or len(fam_b) < 2:
+        raise NoBoardError("no board: no two families of straight lines in view")
+    centre = np.array([work.shape[1] / 2, work.shape[0] / 2])
+    fam_a, fam_b = sort_family(fam_a, centre), sort_family(fam_b, centre)
+    near = NearestEdges.of(edges, work)
+    windows: list[tuple[float, FloatArray]] = []
+    for lattice in lattice_hypotheses(fam_a, fam_b, work.shape, s):
+        windows += [(score, lattice.h @ t) for score, t in lattice_windows(lattice, near, files, ranks, s)]
+    windows.sort(key=lambda sh: -sh[0])
+    scored: list[tuple[float, FloatArray]] = []
+    for _, h in windows[: 3 * s.chamfer_candidates]:
+        sup = _support(near, h, files, ranks, s)
+        scored.append((sup.score() if sup.visible >= 0.75 else -1.0, h))
+    if not scored:
+        raise NoBoardError(f"no board: no {files}x{ranks} grid of lines in view")
+    scored.sort(key=lambda sh: -sh[0])
+    best: tuple[float, FloatArray, Support] | None = None
+    tried: list[FloatArray] = []
+    for _, h in scored[: s.chamfer_candidates]:
+        pulled = chamfer_fit(near, h, files, ranks, s.chamfer_radii_px)
+        if pulled is None or _moved(h, pulled, files, ranks) > 0.5:
+            pulled = h
+        # the grid and its four one-square shifts: a hand over an outer row or a board's
+        # border line can make the first guess one square off
+        for dx, dy in ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)):
+            shifted = pulled @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1.0]])
+            if any(_moved(shifted, other, files, ranks) < 0.3 for other in tried):
+                continue
+            tried.append(shifted)
+            sup = _support(near, shifted, files, ranks, s)
+            score = sup.score() if sup.visible >= 0.75 else -1.0
+            if best is None or score > best[0]:
+                best = (score, shifted, sup)
+    assert best is not None
+    _, h_work, sup = best
+    why = sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio)
+    if why is not None:
+        raise NoBoardError(f"no board: {why}")
+    pose = BoardPose.from_homography(h_work, files, ranks)
+    if pose.square_size_px() < s.min_square_px:
+        raise NoBoardError("no board: the grid's squares are too small to read")
+    h = _to_frame(h_work, scale)
+    return canonical(refine(colour, h, files, ranks, s), files, ranks)
+
+
+def _support(near: NearestEdges, h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> Support:
+    return grid_support(near, h, files, ranks, tol_px=s.support_tol_px, per_square=s.samples_per_square,
+                        max_angle_deg=s.support_angle_deg)
+
+
+def _moved(h0: FloatArray, h1: FloatArray, files: int, ranks: int) -> float:
+    """Largest corner displacement between two poses, in squares."""
+    c0 = apply_homography(h0, board_corners(files, ranks))
+    c1 = apply_homography(h1, board_corners(files, ranks))
+    side = np.linalg.norm(c0 - np.roll(c0, -1, axis=0), axis=1).mean() / ((files + ranks) / 2)
+    return float(np.max(np.linalg.norm(c1 - c0, axis=1)) / max(side, 1e-9))
+
+
+# ---------------------------------------------------------------- tracking
+
+
+def track(frame_bgr: NDArray[np.uint8], previous: BoardPose, *,
+          settings: TrackSettings | None = None) -> BoardPose | None:
+    """The board's pose in this frame, following `previous` by a small move; None when it
+    cannot follow (moved too far, hidden, or gone): run find_board again.
+
+    The grid lines' profiles are sampled around the previous pose (one remap of a few
+    thousand points, no edge map), the homography refitted to their peaks, band by band,
+    and the result kept only if its lines show and the lines one square outside do not
+    (a grid that slipped by a square would fail that). The corners keep their names."""
+    s = settings or default_settings().track
+    if not isinstance(frame_bgr, np.ndarray) or frame_bgr.ndim not in (2, 3) or frame_bgr.size == 0:
+        return None
+    files, ranks = previous.files, previous.ranks
+    # the region the board can have moved within (colour kept: some boards' lines differ
+    # from the squares in hue more than in brightness)
+    x0, y0, x1, y1 = _roi(previous.h, files, ranks, 1.0 + s.bands[0], frame_bgr.shape)
+    if x1 - x0 < 16 or y1 - y0 < 16:
+        return None
+    grey = frame_bgr[y0:y1, x0:x1]
+    shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
+    start = shift @ previous.h
+    # Most frames the board has not moved: one narrow fit and a check. Otherwise the full
+    # band schedule, which follows moves up to about bands[0] of a square.
+    fast = fit_profiles(grey, start, files, ranks, (s.bands[-1],), iterations=1, along=s.along,
+                        step=s.step, robust_rounds=1, peak_ratio=s.peak_ratio)
+    if fast is not None and _moved(start, fast, files, ranks) < 0.5 * s.bands[-1]:
+        support = profile_support(grey, fast, files, ranks, band=0.08, along=s.along, step=s.step,
+                                  peak_ratio=s.peak_ratio)
+        if support.grid >= s.still_support and support.reason(
+                s.min_support, s.min_contrast, s.max_outside_ratio) is None:
+            return BoardPose.from_homography(np.linalg.inv(shift) @ fast, files, ranks)
+    h = fit_profiles(grey, start, files, ranks, s.bands, iterations=s.iterations, along=s.along,
+                     step=s.step, robust_rounds=1, peak_ratio=s.peak_ratio)
+    if h is None:
+        return None
+    support = profile_support(grey, h, files, ranks, band=0.08, along=s.along, step=s.step,
+                                  peak_ratio=s.peak_ratio)
+    if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None:
+        return None
+    h = np.linalg.inv(shift) @ h
+    if _moved(previous.h, h, files, ranks) > s.max_move:
+        return None
+    return BoardPose.from_homography(h, files, ranks)

@@ -1,0 +1,119 @@
+"""Where the board lies in a frame: a homography from board units to image pixels.
+
+Board units: one square = 1.0, origin at a1's outer corner, x along rank 1 (the files), y
+along the a-file (the ranks). Seen from above, a1 at the bottom left, x points right and y
+up, so a real view never mirrors: the image Jacobian has a negative determinant (image y
+points down)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+def apply_homography(h: FloatArray, points: FloatArray) -> FloatArray:
+    """Map (N, 2) points through a 3x3 homography."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    mapped = pts @ h[:, :2].T + h[:, 2]
+    return mapped[:, :2] / mapped[:, 2:3]
+
+
+def _rotation(k: int, files: int, ranks: int) -> FloatArray:
+    """Board-to-board map taking coordinates with a1 moved k quarter turns to the old ones."""
+    k %= 4
+    if k == 0:
+        return np.eye(3)
+    if k == 2:
+        return np.array([[-1.0, 0.0, files], [0.0, -1.0, ranks], [0.0, 0.0, 1.0]])
+    if k == 1:  # new a1 = old (files, 0); only square boards (files == ranks)
+        return np.array([[0.0, -1.0, files], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    return np.array([[0.0, 1.0, 0.0], [-1.0, 0.0, ranks], [0.0, 0.0, 1.0]])
+
+
+@dataclass(frozen=True)
+class BoardPose:
+    """A board of `files` x `ranks` squares in one frame.
+
+    `homography` maps board units to image pixels (row-major 3x3, normalised so h[2][2] = 1);
+    `corners` are the grid's four outer corners in image pixels: a1's, then along rank 1, then
+    the far corner, then along the a-file: board (0,0), (files,0), (files,ranks), (0,ranks)."""
+
+    files: int
+    ranks: int
+    homography: tuple[float, ...]
+    corners: tuple[tuple[float, float], ...]
+
+    @classmethod
+    def from_homography(cls, h: FloatArray, files: int, ranks: int) -> BoardPose:
+        h = np.asarray(h, dtype=np.float64)
+        h = np.asarray(h / h[2, 2], dtype=np.float64)
+        corners = apply_homography(h, board_corners(files, ranks))
+        return cls(files, ranks, tuple(float(v) for v in h.ravel()),
+                   tuple((float(x), float(y)) for x, y in corners))
+
+    @property
+    def h(self) -> FloatArray:
+        return np.array(self.homography, dtype=np.float64).reshape(3, 3)
+
+    @property
+    def corners_array(self) -> FloatArray:
+        return np.array(self.corners, dtype=np.float64)
+
+    def to_image(self, board_points: FloatArray) -> FloatArray:
+        return apply_homography(self.h, board_points)
+
+    def to_board(self, image_points: FloatArray) -> FloatArray:
+        return apply_homography(np.asarray(np.linalg.inv(self.h), dtype=np.float64), image_points)
+
+    @property
+    def diagonal(self) -> float:
+        """The longer of the grid's two diagonals in the image (pixels)."""
+        c = self.corners_array
+        return float(max(np.linalg.norm(c[2] - c[0]), np.linalg.norm(c[3] - c[1])))
+
+    def square_size_px(self) -> float:
+        """Mean side of a square in the image (pixels)."""
+        c = self.corners_array
+        sides = np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)
+        return float((sides[0] + sides[2]) / (2 * self.files) + (sides[1] + sides[3]) / (2 * self.ranks)) / 2
+
+    def scaled(self, factor: float) -> BoardPose:
+        """The same pose in an image resized by `factor`."""
+        s = np.diag([factor, factor, 1.0])
+        return BoardPose.from_homography(s @ self.h, self.files, self.ranks)
+
+    def rotated(self, k: int) -> BoardPose:
+        """The same board with a1 moved k quarter turns (counter-clockwise seen from above) to
+        another corner. Boards that are not square allow only half turns (k even)."""
+        if k % 2 and self.files != self.ranks:
+            raise ValueError(f"a {self.files}x{self.ranks} board turns only by half turns")
+        return BoardPose.from_homography(self.h @ _rotation(k, self.files, self.ranks),
+                                         self.files, self.ranks)
+
+    def orientations(self) -> tuple[BoardPose, ...]:
+        """Every way of naming the corners: 4 for a square board, 2 otherwise."""
+        step = 1 if self.files == self.ranks else 2
+        return tuple(self.rotated(k) for k in range(0, 4, step))
+
+    def with_a1_near(self, point: tuple[float, float]) -> BoardPose:
+        """The orientation whose a1 corner is nearest a given image point (a set-up that
+        names White's side instead of reading it from the start position)."""
+        target = np.array(point, dtype=np.float64)
+        return min(self.orientations(), key=lambda p: float(np.linalg.norm(p.corners_array[0] - target)))
+
+
+def board_corners(files: int, ranks: int) -> FloatArray:
+    return np.array([[0.0, 0.0], [files, 0.0], [files, ranks], [0.0, ranks]])
+
+
+def corner_error(found: BoardPose, truth_corners: FloatArray, *, any_orientation: bool = True) -> float:
+    """Largest corner distance (pixels) between a pose and true corners (canonical order),
+    taken over the pose's orientations when `any_orientation` (which side is White's is
+    settled later, from the start position)."""
+    truth = np.asarray(truth_corners, dtype=np.float64)
+    poses = found.orientations() if any_orientation else (found,)
+    return min(float(np.max(np.linalg.norm(p.corners_array - truth, axis=1))) for p in poses)

@@ -1,0 +1,128 @@
+"""Thresholds for localisation, tracking and crops, loaded from `calibration/vision.toml`
+(the defaults below mirror it, so the package also works where that file is absent)."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from referee.errors import VisionSettingsError
+
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "calibration" / "vision.toml"
+
+
+@dataclass(frozen=True)
+class LocaliseSettings:
+    work_width: int = 960
+    clahe_clip: float = 0.0
+    canny_low_ratio: float = 0.5
+    canny_percentile: float = 90.0
+    hough_votes: float = 0.10
+    max_lines: int = 64
+    nms_rho_px: float = 6.0
+    nms_theta_deg: float = 3.0
+    family_spread_deg: float = 35.0
+    max_pair_gap: int = 3
+    inlier_tol: float = 0.15
+    max_lattices: int = 40
+    windows_per_lattice: int = 3
+    support_tol_px: float = 2.0
+    support_angle_deg: float = 20.0
+    samples_per_square: int = 6
+    min_support: float = 0.3
+    min_contrast: float = 0.2
+    max_outside_ratio: float = 0.8
+    min_square_px: float = 8.0
+    chamfer_candidates: int = 4
+    chamfer_radii_px: tuple[float, ...] = (8.0, 5.0, 3.0, 2.0)
+    refine_bands: tuple[float, ...] = (0.15, 0.08, 0.04)
+    refine_margin: float = 0.6
+
+
+@dataclass(frozen=True)
+class TrackSettings:
+    bands: tuple[float, ...] = (0.2, 0.06)
+    iterations: int = 2
+    along: int = 4
+    step: float = 0.015
+    peak_ratio: float = 0.6
+    min_support: float = 0.35
+    still_support: float = 0.5
+    min_contrast: float = 0.2
+    max_outside_ratio: float = 0.8
+    max_move: float = 0.3
+
+
+@dataclass(frozen=True)
+class CropSettings:
+    size: tuple[int, int] = (64, 64)
+    pad: float = 0.1
+    height_ratio: float = 0.8
+    max_extension: float = 1.5
+    default_focal: float = 1.0
+
+
+@dataclass(frozen=True)
+class ArucoSettings:
+    dictionary: str = "DICT_4X4_50"
+    ids: tuple[int, ...] = (0, 1, 2, 3)
+    marker_squares: float = 0.8
+    gap_squares: float = 0.25
+    min_markers: int = 3
+
+
+@dataclass(frozen=True)
+class VisionSettings:
+    localise: LocaliseSettings = field(default_factory=LocaliseSettings)
+    track: TrackSettings = field(default_factory=TrackSettings)
+    crops: CropSettings = field(default_factory=CropSettings)
+    aruco: ArucoSettings = field(default_factory=ArucoSettings)
+
+
+T = TypeVar("T")
+
+
+def _section(cls: type[T], values: dict[str, Any], name: str) -> T:
+    known = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise VisionSettingsError(f"[{name}] has unknown key(s): {', '.join(unknown)}")
+    converted: dict[str, Any] = {}
+    for key, value in values.items():
+        default = getattr(cls(), key)
+        if isinstance(default, tuple):
+            if not isinstance(value, list):
+                raise VisionSettingsError(f"[{name}] {key} must be a list")
+            value = tuple(value)
+        elif isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if type(value) is not type(default):
+            raise VisionSettingsError(
+                f"[{name}] {key} must be {type(default).__name__}, not {type(value).__name__}")
+        converted[key] = value
+    return cls(**converted)
+
+
+def load_settings(path: Path | str) -> VisionSettings:
+    """Settings from a TOML file; keys it omits keep their defaults."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise VisionSettingsError(f"cannot read vision settings {path}: {exc}") from exc
+    sections = {"localise": LocaliseSettings, "track": TrackSettings, "crops": CropSettings,
+                "aruco": ArucoSettings}
+    unknown = sorted(set(data) - set(sections))
+    if unknown:
+        raise VisionSettingsError(f"{path}: unknown section(s): {', '.join(unknown)}")
+    parts: dict[str, Any] = {name: _section(cls, data.get(name, {}), name) for name, cls in sections.items()}
+    return VisionSettings(**parts)
+
+
+@lru_cache(maxsize=1)
+def default_settings() -> VisionSettings:
+    """`calibration/vision.toml` when the source tree has it, else the built-in defaults."""
+    return load_settings(DEFAULT_PATH) if DEFAULT_PATH.exists() else VisionSettings()

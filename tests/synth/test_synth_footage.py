@@ -1,0 +1,113 @@
+"""Footage: a video OpenCV reads back, frame for frame with its sidecar, whose steady
+moments hold the positions of the game."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.errors import OutputError, RenderError
+from referee.rules.records import parse_record, replay
+from referee.synth.footage import FootageOptions, render_footage
+from referee.synth.games import contents_from_position, game_spec
+from referee.synth.scene import RenderOptions
+from referee.synth.truth import FootageTruth
+
+TINY = RenderOptions(width=192, height=144)
+FAST = FootageOptions(fps=8, plies=2)
+
+
+def _frames(path: Path) -> int:
+    capture = cv2.VideoCapture(str(path))
+    assert capture.isOpened()
+    count = 0
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        assert frame.shape == (144, 192, 3)
+        count += 1
+    return count
+
+
+def _record(text: str) -> Any:
+    match, _ = replay(parse_record(text))
+    return match
+
+
+@pytest.mark.parametrize("suffix", [".mp4", ".avi"])
+def test_footage_reads_back_with_its_sidecar(tmp_path: Path, suffix: str) -> None:
+    out = tmp_path / f"game{suffix}"
+    truth = render_footage("rinne", out, 5, options=TINY, footage=FAST)
+    assert _frames(out) == len(truth.frames)
+    loaded = FootageTruth.load(out.with_suffix(".json"))
+    assert len(loaded.frames) == len(truth.frames) and loaded.plies == truth.plies
+    assert [f.index for f in loaded.frames] == list(range(len(truth.frames)))
+    # Plies follow each other, inside the footage; hands are in view during them only.
+    last = -1
+    for ply in truth.plies:
+        assert last < ply.start_frame <= ply.end_frame < len(truth.frames)
+        last = ply.end_frame
+    steady_frames = {i for s in truth.steady for i in range(s.start_frame, s.end_frame + 1)}
+    assert all(not truth.frames[i].hand for i in steady_frames)
+    assert any(f.hand and f.occluded for f in truth.frames)
+
+
+def test_steady_moments_hold_the_games_positions(tmp_path: Path) -> None:
+    match = _record("Game: Tensei\n\n1. King e2 - e3 = Rook\n1. King e5 - d5 = Queen\n")
+    truth = render_footage("tensei", tmp_path / "t.mp4", 2, match=match,
+                           options=RenderOptions(width=192, height=144, pieces="dice"),
+                           footage=FAST)
+    spec = game_spec("tensei")
+    wanted = [contents_from_position(spec, p, "dice") for p in match.positions]
+    notes = [s.note for s in truth.steady]
+    assert notes == ["start", "roll pending", "after ply 1", "roll pending", "after ply 2"]
+    assert truth.steady[0].contents() == wanted[0]
+    assert truth.steady[2].contents() == wanted[1]
+    assert truth.steady[4].contents() == wanted[2]
+    pending = truth.steady[1].contents()["e3"]
+    assert (pending.kind, pending.value) == ("die", 6)
+    for steady in truth.steady:
+        for i in range(steady.start_frame, steady.end_frame + 1):
+            assert truth.frames[i].contents() == steady.contents()
+
+
+def test_faults_are_recorded(tmp_path: Path) -> None:
+    match = _record("Game: Rinne\n\n1. King e2 - e3 = Knight\n1. King e5 - d5 = Knight\n")
+    faults = ("drop", "bump", "light", "illegal", "forgotten")
+    out = tmp_path / "f.avi"
+    truth = render_footage("rinne", out, 9, match=match, options=TINY,
+                           footage=FootageOptions(fps=8, faults=faults))
+    assert _frames(out) == len(truth.frames)
+    kinds = [p.kind for p in truth.plies]
+    assert "illegal" in kinds and "takeback" in kinds
+    assert "forgotten" in kinds and "promotion" in kinds
+    assert truth.faults["dropped_source_frames"]
+    first, last = truth.faults["bump"]["frames"]
+    before, after = truth.frames[first - 1], truth.frames[last + 1]
+    moved = np.abs(np.array(before.corners) - np.array(after.corners)).max()
+    assert moved > 1.0
+    assert 0 < truth.faults["light"]["frame"] < len(truth.frames)
+
+
+def test_footage_of_the_same_seed_is_identical(tmp_path: Path) -> None:
+    a = render_footage("flipflop-3x3", tmp_path / "a.avi", 3, options=TINY,
+                       footage=FootageOptions(fps=6, plies=1))
+    b = render_footage("flipflop-3x3", tmp_path / "b.avi", 3, options=TINY,
+                       footage=FootageOptions(fps=6, plies=1))
+    assert a == b
+    assert (tmp_path / "a.avi").read_bytes() == (tmp_path / "b.avi").read_bytes()
+
+
+def test_footage_refuses_bad_requests(tmp_path: Path) -> None:
+    with pytest.raises(RenderError, match=r"\.mp4 or \.avi"):
+        render_footage("rinne", tmp_path / "x.mkv", 1, options=TINY, footage=FAST)
+    with pytest.raises(OutputError, match="folder does not exist"):
+        render_footage("rinne", tmp_path / "no" / "x.mp4", 1, options=TINY, footage=FAST)
+    with pytest.raises(RenderError, match="unknown fault"):
+        render_footage("rinne", tmp_path / "x.mp4", 1, options=TINY,
+                       footage=FootageOptions(faults=("earthquake",)))

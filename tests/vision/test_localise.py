@@ -1,0 +1,133 @@
+"""Board localisation on drawn frames: accuracy, refusals, orientation and tracking."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.errors import NoBoardError, VisionSettingsError
+from referee.vision.localise import find_board, track
+from referee.vision.pose import BoardPose, board_corners, corner_error
+from referee.vision.settings import load_settings
+from tests.vision.scenes import Scene, make_scene
+
+CASES = [  # seed, files, ranks, style, tilt, rotation, hand
+    (1, 5, 6, "lines", 0.0, 10.0, False),
+    (2, 5, 5, "checker", 20.0, 135.0, True),
+    (3, 3, 3, "lines", 35.0, 250.0, False),
+    (4, 6, 9, "checker", 30.0, 300.0, False),
+    (5, 7, 7, "lines", 25.0, 45.0, True),
+    (6, 5, 6, "checker", 40.0, 80.0, False),
+]
+
+
+def scene(seed: int, files: int, ranks: int, **kw: object) -> Scene:
+    return make_scene(np.random.default_rng(seed), files, ranks, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("seed", "files", "ranks", "style", "tilt", "rotation", "hand"), CASES)
+def test_corners_within_one_percent_of_the_diagonal(seed: int, files: int, ranks: int, style: str,
+                                                    tilt: float, rotation: float, hand: bool) -> None:
+    s = scene(seed, files, ranks, style=style, tilt_deg=tilt, rotation_deg=rotation, hand=hand)
+    pose = find_board(s.frame, files, ranks)
+    assert (pose.files, pose.ranks) == (files, ranks)
+    assert corner_error(pose, s.corners) < 0.01 * s.diagonal
+
+
+def test_found_pose_is_never_mirrored() -> None:
+    s = scene(7, 5, 6, style="lines", tilt_deg=25.0, rotation_deg=200.0, hand=False)
+    pose = find_board(s.frame, 5, 6)
+    pts = pose.to_image(np.array([[2.5, 3.0], [3.5, 3.0], [2.5, 4.0]]))
+    jac = np.column_stack([pts[1] - pts[0], pts[2] - pts[0]])
+    assert np.linalg.det(jac) < 0  # seen from above, as the truth is
+    assert any(np.max(np.linalg.norm(p.corners_array - s.corners, axis=1)) < 0.01 * s.diagonal
+               for p in pose.orientations())
+
+
+@pytest.mark.parametrize("kind", ["grey", "black", "noise", "table"])
+def test_no_board_raises(kind: str) -> None:
+    rng = np.random.default_rng(0)
+    if kind == "grey":
+        frame = np.full((720, 1280, 3), 128, np.uint8)
+    elif kind == "black":
+        frame = np.zeros((720, 1280, 3), np.uint8)
+    elif kind == "noise":
+        frame = rng.integers(0, 256, (720, 1280, 3), dtype=np.uint8)
+    else:  # the table and its clutter, no board: the pieces-free scene with the board cut out
+        s = scene(8, 5, 6, style="lines", hand=False, pieces=0.0)
+        frame = s.frame.copy()
+        cv2.fillConvexPoly(frame, s.corners.astype(np.int32), (90, 110, 130))
+        outline = s.corners + (s.corners - s.corners.mean(axis=0)) * 0.35
+        cv2.fillConvexPoly(frame, outline.astype(np.int32), (90, 110, 130))
+    with pytest.raises(NoBoardError):
+        find_board(frame, 5, 6)
+
+
+def test_wrong_grid_size_raises() -> None:
+    s = scene(9, 7, 7, style="lines", tilt_deg=10.0, rotation_deg=20.0, hand=False, pieces=0.0)
+    with pytest.raises(NoBoardError):
+        find_board(s.frame, 5, 6)
+
+
+@pytest.mark.parametrize("frame", [np.zeros((0, 0, 3), np.uint8), np.zeros((10, 10, 3), np.float32)])
+def test_bad_frames_raise_no_board(frame: np.ndarray) -> None:
+    with pytest.raises(NoBoardError):
+        find_board(frame, 5, 6)
+
+
+def test_rotations_rename_the_corners() -> None:
+    h = np.array([[50.0, 5, 100], [3, -48, 500], [1e-4, 2e-4, 1]])
+    square = BoardPose.from_homography(h, 5, 5)
+    for k in range(4):
+        turned = square.rotated(k)
+        assert np.allclose(turned.corners_array, np.roll(square.corners_array, -k, axis=0))
+        assert np.allclose(turned.rotated(4 - k).h, square.h)
+    tall = BoardPose.from_homography(h, 5, 6)
+    assert len(tall.orientations()) == 2
+    with pytest.raises(ValueError):
+        tall.rotated(1)
+    assert tall.with_a1_near(tall.corners[2]).corners[0] == pytest.approx(tall.corners[2])
+
+
+def test_tracking_follows_small_moves_and_gives_up_on_big_ones() -> None:
+    s = scene(11, 5, 6, style="lines", tilt_deg=20.0, rotation_deg=30.0, hand=False)
+    pose = find_board(s.frame, 5, 6)
+    size = (s.frame.shape[1], s.frame.shape[0])
+    for dx, dy in ((0, 0), (4, -3), (9, 6)):
+        moved = cv2.warpAffine(s.frame, np.float32([[1, 0, dx], [0, 1, dy]]), size)
+        followed = track(moved, pose)
+        assert followed is not None
+        assert corner_error(followed, s.corners + np.array([dx, dy])) < 0.01 * s.diagonal
+        # the corners keep their names while tracking (a1 stays a1)
+        named = np.linalg.norm(followed.corners_array - (pose.corners_array + np.array([dx, dy])), axis=1)
+        assert named.max() < 0.1 * pose.square_size_px()
+    side = pose.square_size_px()
+    far = cv2.warpAffine(s.frame, np.float32([[1, 0, 0.6 * side], [0, 1, 0.45 * side]]), size)
+    assert track(far, pose) is None
+    assert track(np.zeros_like(s.frame), pose) is None
+
+
+def test_tracking_a_real_board_move_then_refinding() -> None:
+    s = scene(12, 5, 5, style="checker", tilt_deg=15.0, rotation_deg=60.0, hand=False, fill=0.5)
+    pose = find_board(s.frame, 5, 5)
+    h_shift = np.array([[1.0, 0, 1.5 * pose.square_size_px()], [0, 1.0, 0], [0, 0, 1.0]])
+    bumped = cv2.warpPerspective(s.frame, h_shift, (s.frame.shape[1], s.frame.shape[0]))
+    assert track(bumped, pose) is None
+    again = find_board(bumped, 5, 5)
+    truth = board_corners(5, 5)
+    expected = cv2.perspectiveTransform(
+        cv2.perspectiveTransform(truth[None].astype(np.float64), s.homography), h_shift)[0]
+    assert corner_error(again, expected) < 0.01 * s.diagonal
+
+
+def test_settings_file_rejects_unknown_keys(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "vision.toml"
+    path.write_text("[localise]\nwork_width = 800\n")
+    assert load_settings(path).localise.work_width == 800
+    path.write_text("[localise]\nwork_widht = 800\n")
+    with pytest.raises(VisionSettingsError):
+        load_settings(path)
+    path.write_text("[localise]\nwork_width = 'wide'\n")
+    with pytest.raises(VisionSettingsError):
+        load_settings(path)
