@@ -18,6 +18,7 @@ class EventKind(enum.Enum):
     ROLL_PENDING = "roll pending"
     TAKE_BACK = "move taken back"
     GAME_OVER = "game over"
+    NO_BOARD = "no board in view"
 
 
 @dataclass(frozen=True)

@@ -55,19 +55,24 @@ class Referee:
 
     # --- setup ----------------------------------------------------------------------------
 
+    def shows_setup(self, reading: Reading) -> bool:
+        """Whether the board shows the position to start from, every square clearly."""
+        expected, _ = self.inferer.appearance(self.match.position)
+        seen = np.argmax(reading.probabilities, axis=1)
+        confident = reading.confidence() >= self.inferer.settings.min_square_confidence
+        return bool(np.array_equal(seen, expected) and confident.all())
+
     def _setup(self, reading: Reading) -> list[Event]:
         """Wait until the board shows the position to start from (the start, or the logged
         position of a resumed game), then learn each player's piece colour from it."""
         position = self.match.position
-        expected, owners = self.inferer.appearance(position)
-        seen = np.argmax(reading.probabilities, axis=1)
-        confident = reading.confidence() >= self.inferer.settings.min_square_confidence
-        if not (np.array_equal(seen, expected) and confident.all()):
+        if not self.shows_setup(reading):
             if self._asked_to_set_up:
                 return []
             self._asked_to_set_up = True
             what = "the start position" if not self.match.moves else "the logged position"
             return [self._event(EventKind.SET_UP, reading, detail=f"set up {what}")]
+        _, owners = self.inferer.appearance(position)
         colors = ColorModel.learn(reading, {sq: int(o) for sq, o in enumerate(owners) if o >= 0})
         if colors.separation < MIN_COLOR_SEPARATION:
             self._asked_to_set_up = False

@@ -1,0 +1,190 @@
+"""The frame loop: frames → board pose → stillness → reading → referee → events.
+
+`BoardReader` is the vision side: it keeps the board's pose (tracked cheaply, re-found when
+lost), gives the stabiliser a small top-down grey view, and turns a frame into a `Reading`
+by cropping each square where a piece's top face shows and classifying the crops in one
+batch. `Session` joins it to the referee, the recorder and the signals, one frame at a time,
+so the same code serves a live camera and recorded footage."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from referee.errors import NoBoardError
+from referee.events import Event, EventKind
+from referee.record import Recorder
+from referee.referee import Phase, Referee
+from referee.tracking.reading import Reading
+from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
+from referee.vision.classifier import Classifier
+from referee.vision.crops import CropSpec, crop_squares
+from referee.vision.localise import find_board, track
+from referee.vision.pose import BoardPose
+from referee.vision.settings import VisionSettings, default_settings
+from referee.vision.warp import camera_over_board, warp_board
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    stabiliser: StabiliserSettings = field(default_factory=StabiliserSettings)
+    view_px: int = 12  # pixels a square in the stillness view
+    view_margin: float = 0.5  # squares of surroundings in it: arms come in there first
+    piece_height: float = 0.7  # height of a piece's top face, in squares (a die ~0.7)
+    refind_every_s: float = 1.0  # how often to search for a board that is not in view
+    no_board_after_s: float = 3.0  # tell the players after this long without a board
+
+
+class BoardReader:
+    """Vision for one board size and one classifier."""
+
+    def __init__(self, files: int, ranks: int, classifier: Classifier, *,
+                 settings: PipelineSettings | None = None,
+                 vision: VisionSettings | None = None) -> None:
+        self.files, self.ranks = files, ranks
+        self.classifier = classifier
+        self.settings = settings or PipelineSettings()
+        self.vision = vision or default_settings()
+        self.crop_spec = classifier.card.crop
+        self.pose: BoardPose | None = None
+        self._last_search_s = -np.inf
+
+    def locate(self, frame_bgr: np.ndarray, time_s: float) -> BoardPose | None:
+        """The board's pose in this frame: tracked from the last one, or searched for (at most
+        once every `refind_every_s`, as a search costs far more than tracking)."""
+        if self.pose is not None:
+            tracked = track(frame_bgr, self.pose, settings=self.vision.track)
+            if tracked is not None:
+                self.pose = tracked
+                return tracked
+        if time_s - self._last_search_s < self.settings.refind_every_s:
+            return None
+        self._last_search_s = time_s
+        try:
+            found = find_board(frame_bgr, self.files, self.ranks, settings=self.vision.localise)
+        except NoBoardError:
+            return None
+        # Keep the corner naming the referee chose at setup: a1 stays the corner nearest
+        # where it was.
+        self.pose = found if self.pose is None else found.with_a1_near(self.pose.corners[0])
+        return self.pose
+
+    def view(self, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
+        """A small top-down grey view of the board and its margin, for the stillness check."""
+        top = warp_board(frame_bgr, pose, self.settings.view_px, margin=self.settings.view_margin)
+        return np.asarray(cv2.cvtColor(top, cv2.COLOR_BGR2GRAY))
+
+    def top_quads(self, pose: BoardPose, image_size: tuple[int, int]) -> np.ndarray:
+        """Each square (rules order) as it shows at the height of a piece's top face:
+        (squares, 4, 2) image points, far-left, far-right, near-right, near-left as seen by
+        the first player. Cropping there centres a die's top face as in a photo from above."""
+        camera = camera_over_board(pose, image_size, default_focal=self.vision.crops.default_focal)
+        foot = np.array(camera.foot)
+        lift = camera.height / max(camera.height - self.settings.piece_height, 1e-3)
+        rank, file = np.divmod(np.arange(self.files * self.ranks), self.files)
+        offsets = np.array([[0, 1], [1, 1], [1, 0], [0, 0]], dtype=np.float64)
+        corners = np.stack([file, rank], axis=1)[:, None, :] + offsets[None, :, :]
+        lifted = foot + (corners - foot) * lift
+        return pose.to_image(lifted.reshape(-1, 2)).reshape(-1, 4, 2)
+
+    def read(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
+             ) -> Reading:
+        height, width = frame_bgr.shape[:2]
+        quads = self.top_quads(pose, (width, height))
+        crops = crop_squares(frame_bgr, list(quads.astype(np.float32)), self.crop_spec)
+        probabilities = self.classifier.predict(crops)
+        return Reading(self.classifier.labels, probabilities.astype(np.float64),
+                       crop_colors(crops, self.crop_spec), frame_index, time_s)
+
+
+def crop_colors(crops: np.ndarray, spec: CropSpec) -> np.ndarray:
+    """Mean Lab colour of the middle of each crop (inside its square, away from the edges):
+    a piece's body colour, which tells its owner."""
+    border = int(round(spec.border + 0.25 * (spec.size - 2 * spec.border)))
+    middle = np.ascontiguousarray(crops[:, border:spec.size - border, border:spec.size - border])
+    n, h, w, _ = middle.shape
+    lab = cv2.cvtColor(middle.reshape(n * h, w, 3), cv2.COLOR_BGR2LAB).reshape(n, h * w, 3)
+    # OpenCV's 8-bit Lab: L * 255/100, a + 128, b + 128.
+    lab = lab.astype(np.float64) - np.array([0.0, 128.0, 128.0])
+    lab[:, :, 0] *= 100.0 / 255.0
+    return np.asarray(np.median(lab, axis=1))
+
+
+class Session:
+    """One game refereed from frames: feed every frame; events go to the recorder first (so a
+    pulled plug loses nothing the players were told), then to the listeners."""
+
+    def __init__(self, reader: BoardReader, referee: Referee, *,
+                 recorder: Recorder | None = None,
+                 listeners: tuple[Callable[[Event], None], ...] = (),
+                 settings: PipelineSettings | None = None) -> None:
+        self.reader = reader
+        self.referee = referee
+        self.recorder = recorder
+        self.listeners = listeners
+        self.settings = settings or reader.settings
+        columns = round(2 * self.settings.view_margin) + reader.files
+        rows = round(2 * self.settings.view_margin) + reader.ranks
+        self.stabiliser = Stabiliser(columns, rows, self.settings.stabiliser)
+        self.board_seen = False
+        self._lost_since: float | None = 0.0
+        self._told_no_board = False
+        self.last_stillness: Stillness | None = None
+
+    def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
+        pose = self.reader.locate(frame_bgr, time_s)
+        if pose is None:
+            return self._no_board(frame_index, time_s)
+        self.board_seen = True
+        self._lost_since, self._told_no_board = None, False
+        stillness = self.stabiliser.update(self.reader.view(frame_bgr, pose), time_s)
+        self.last_stillness = stillness
+        if stillness is not Stillness.READ:
+            return []
+        events = self._judge(frame_bgr, pose, frame_index, time_s)
+        self.stabiliser.mark_read()
+        for event in events:
+            self._emit(event, frame_bgr)
+        return events
+
+    def _judge(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
+               ) -> list[Event]:
+        referee = self.referee
+        if referee.phase is not Phase.SETUP:
+            return referee.on_reading(self.reader.read(frame_bgr, pose, frame_index, time_s))
+        # At setup the start position decides which corner is a1.
+        readings = [(p, self.reader.read(frame_bgr, p, frame_index, time_s))
+                    for p in pose.orientations()]
+        for oriented, reading in readings:
+            if referee.shows_setup(reading):
+                self.reader.pose = oriented
+                return referee.on_reading(reading)
+        return referee.on_reading(readings[0][1])
+
+    def _no_board(self, frame_index: int, time_s: float) -> list[Event]:
+        if self._lost_since is None:
+            self._lost_since = time_s
+            self.stabiliser.forget_reading()
+        if self._told_no_board or time_s - self._lost_since < self.settings.no_board_after_s:
+            return []
+        self._told_no_board = True
+        event = Event(EventKind.NO_BOARD, frame_index, round(time_s, 3),
+                      len(self.referee.match.moves), detail="no board in view")
+        self._emit(event, None)
+        return [event]
+
+    def _emit(self, event: Event, frame_bgr: np.ndarray | None) -> None:
+        if self.recorder is not None:
+            self.recorder.write(event, self.referee.match, frame_bgr)
+        for listener in self.listeners:
+            listener(event)
+
+    def finish(self) -> None:
+        if self.recorder is not None:
+            self.recorder.finish(self.referee.match)

@@ -1,0 +1,97 @@
+"""`referee replay` and `referee demo`: referee recorded footage through the live pipeline."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from referee.errors import RefereeError
+from referee.events import Event
+from referee.hardware.sources import open_source
+from referee.pipeline import BoardReader, PipelineSettings, Session
+from referee.record import Recorder
+from referee.referee import Phase, Referee
+from referee.rules import find_game
+from referee.rules.core import Match
+from referee.rules.rinne import RinneRules
+from referee.tracking.inference import PIECE_SETS
+from referee.vision.classifier import Classifier
+
+
+class FootageError(RefereeError, ValueError):
+    """Footage that cannot be refereed: no board in it, or never the start position."""
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    match: Match[Any, Any]
+    events: tuple[Event, ...]
+    frames: int
+    seconds: float  # wall-clock time the replay took
+    footage_s: float  # length of the footage
+    out: Path
+
+
+def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
+                   out: str | Path | None = None, model: str | None = None,
+                   headers: dict[str, str] | None = None,
+                   on_event: Callable[[Event, Match[Any, Any]], None] | None = None,
+                   progress: TextIO | None = None,
+                   settings: PipelineSettings | None = None) -> ReplayResult:
+    """Referee `footage`; the log, record, keyframes and report go to `out` (default: a
+    folder beside the footage). Whatever was read before a fault stays in the log."""
+    game = find_game(game_name)
+    if not isinstance(game, RinneRules):
+        raise RefereeError(f"{game.name}: only the Rinne family can be refereed from a camera yet")
+    if pieces not in PIECE_SETS:
+        raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
+    footage = Path(footage)
+    out_dir = Path(out) if out is not None else footage.with_name(footage.stem + "-referee")
+    classifier = Classifier.load(model or pieces)
+    referee = Referee(game, PIECE_SETS[pieces], classifier.labels)
+    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings)
+    events: list[Event] = []
+
+    def collect(event: Event) -> None:
+        events.append(event)
+        if on_event is not None:
+            on_event(event, referee.match)
+
+    started = time.perf_counter()
+    frames, last_time = 0, 0.0
+    with open_source(footage) as source:
+        total = int(getattr(source, "frame_count", 0) or 0)
+        recorder = Recorder(out_dir, game, {"Source": footage.name, **(headers or {})})
+        session = Session(reader, referee, recorder=recorder, listeners=(collect,))
+        try:
+            for frame in source:
+                session.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
+                frames, last_time = frames + 1, frame.timestamp_s
+                if progress is not None and total and frames % 15 == 0:
+                    _progress(progress, frames, total)
+        finally:
+            session.finish()
+            if progress is not None and total:
+                progress.write("\r" + " " * 60 + "\r")
+    if not session.board_seen:
+        raise FootageError(f"{footage}: no {game.geometry.files}x{game.geometry.ranks} board "
+                           "found in the footage")
+    if referee.phase is Phase.SETUP:
+        raise FootageError(f"{footage}: the board never showed the start position")
+    return ReplayResult(referee.match, tuple(events), frames, time.perf_counter() - started,
+                        last_time, out_dir)
+
+
+def _progress(stream: TextIO, done: int, total: int) -> None:
+    width = 30
+    filled = round(width * done / total)
+    stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} frames")
+    stream.flush()
+
+
+def stderr_progress() -> TextIO | None:
+    return sys.stderr if sys.stderr.isatty() else None
