@@ -105,7 +105,7 @@ class CameraSpec:
     tilt: tuple[float, float] = (0.0, 40.0)  # degrees from straight down
     azimuth: tuple[float, float] = (0.0, 360.0)  # where the camera stands around the board
     hfov: tuple[float, float] = (50.0, 72.0)  # horizontal field of view, degrees
-    fill: tuple[float, float] = (0.55, 0.85)  # board extent / image extent, limiting side
+    fill: tuple[float, float] = (0.6, 0.92)  # board extent / image extent, limiting side
     distortion: float = 1.0  # scale of the drawn lens distortion (0 = ideal pinhole)
 
 
@@ -172,13 +172,16 @@ def _distortion_map(width: int, height: int, fx: float, fy: float, cx: float, cy
     xd, yd = np.meshgrid((gx - cx) / fx, (gy - cy) / fy)
     k1, k2, p1, p2, k3 = dist
     x, y = xd.copy(), yd.copy()
-    for _ in range(60):
+    for _ in range(100):
         r2 = x * x + y * y
         radial = 1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 ** 3
         dx = 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
         dy = p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
-        x = (xd - dx) / radial
-        y = (yd - dy) / radial
+        nx_, ny_ = (xd - dx) / radial, (yd - dy) / radial
+        change = float(np.abs(nx_ - x).max() + np.abs(ny_ - y).max())
+        x, y = nx_, ny_
+        if change < 1e-10:
+            break
     coarse = np.dstack([x * fx + cx, y * fy + cy]).astype(np.float32)
     fine = cv2.resize(coarse, (nx * step, ny * step), interpolation=cv2.INTER_LINEAR)
     fine = fine[step:step + height, step:step + width]

@@ -66,8 +66,8 @@ def apply_sensor(image: Image, style: Style, rng: np.random.Generator,
     scale = w / 1280.0
     gain = _gain_map(w, h, style.lamp, s.vignette) * np.float32(s.exposure * ex.gain)
     channel = np.array(s.wb, np.float32) * np.array(ex.tint, np.float32)
-    img = image.astype(np.float32) * gain[..., None] * channel
-    out = np.clip(img, 0, 255).astype(np.uint8)
+    gains = cv2.merge([gain * np.float32(c) for c in channel])
+    out = _u8(cv2.multiply(image, gains, dtype=cv2.CV_8U))
     if s.blur * scale > 0.3:
         out = _u8(cv2.GaussianBlur(out, (0, 0), s.blur * scale))
     motion = s.motion + ex.motion
@@ -110,5 +110,5 @@ def _noise(image: Image, s: SensorStyle, rng: np.random.Generator) -> Image:
     field = bank[y:y + h, x:x + w]
     levels = np.arange(256, dtype=np.float32)
     lut = np.sqrt(np.float32(s.noise**2) + np.float32(s.shot**2) * levels).astype(np.float32)
-    sigma = lut[image]
+    sigma = cv2.LUT(image, lut)
     return np.asarray(cv2.add(image, cv2.multiply(sigma, field), dtype=cv2.CV_8U), dtype=np.uint8)
