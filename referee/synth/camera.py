@@ -139,7 +139,7 @@ def sample_camera(rng: np.random.Generator, spec: CameraSpec, extent: FloatArray
     distance = 800.0
     span = float(np.ptp(extent[:, :2], axis=0).max())
     camera = base
-    for _ in range(30):
+    for _ in range(80):
         target = centre + np.array([pan[0], pan[1], 0.0]) * span
         eye = target - distance * math.sin(tilt) * toward
         eye = eye + np.array([0.0, 0.0, distance * math.cos(tilt)])
@@ -153,8 +153,10 @@ def sample_camera(rng: np.random.Generator, spec: CameraSpec, extent: FloatArray
             distance *= ratio / fill
         elif inside:
             break
-        else:
+        elif np.abs(pan).max() > 0.004:
             pan = pan * 0.5
+        else:  # centred and still too big (distortion pushes corners out): shrink
+            fill *= 0.97
     return camera
 
 
@@ -163,7 +165,7 @@ def _distortion_map(width: int, height: int, fx: float, fy: float, cx: float, cy
                     dist: tuple[float, float, float, float, float]) -> tuple[Map, Map]:
     """For every output pixel, where the ideal canvas shows it: the inverse of the lens model,
     solved by fixed-point iteration on a coarse grid and interpolated (it is smooth)."""
-    step = 8
+    step = 4
     # Coarse samples sit where cv2.resize (float, exact integer ratio) expects them, with one
     # sample of padding all round, so every pixel is interpolated and none clamped.
     nx, ny = -(-width // step) + 2, -(-height // step) + 2
