@@ -86,6 +86,7 @@ class Director:
         self.drift = (float(rng.uniform(-0.06, 0.06)), float(rng.uniform(20, 60)))
         self.light_step: tuple[int, float, tuple[float, float, float]] | None = None
         self._shake = np.zeros(3)
+        self.shutter = float(rng.uniform(0.3, 0.8))  # exposure time as a share of a frame
         self.graveyard: list[Placed] = []
         self._grave_slots = [0, 0]
 
@@ -185,9 +186,13 @@ class Director:
         mover = int(hand["mover"])  # type: ignore[call-overload]
         grip = np.asarray(hand["grip"], dtype=np.float64)
         s = self._shoulder(mover)
+        last = np.asarray(hand.get("last", grip), dtype=np.float64)
+        hand["last"] = grip.copy()
+        motion = (grip - last) * self.shutter
         return HandPose((float(grip[0]), float(grip[1]), float(grip[2])),
                         (float(s[0]), float(s[1]), float(s[2])), self.looks[mover],
-                        float(hand["pinch"]))  # type: ignore[arg-type]
+                        float(hand["pinch"]),  # type: ignore[arg-type]
+                        (float(motion[0]), float(motion[1]), float(motion[2])))
 
     # --- acts ------------------------------------------------------------------------------
 

@@ -108,14 +108,14 @@ def main(folder: str = "docs") -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else folder)
     games = ["tensei", "rinne", "rinne-5x5", "flipflop-3x3", "tensei", "zensu", "renaissance",
              "rinne", "tensei-5x5", "flipflop-5x5", "rinne", "tensei"]
-    sheet = contact_sheet([(g, 100 + i) for i, g in enumerate(games)], thumb=480)
+    sheet = contact_sheet([(g, 100 + i) for i, g in enumerate(games)], thumb=400)
     cv2.imwrite(str(out / "renders-contact-sheet.png"), sheet)
     cv2.imwrite(str(out / "truth-overlay.png"), overlay_example())
     from referee.rules.records import parse_record, replay
 
-    match, _ = replay(parse_record("Game: Tensei\n\n1. King e2 - e3 = Rook\n"))
-    render_footage("tensei", out / "footage-sample.mp4", 7, match=match,
-                   options=RenderOptions(width=640, height=360, pieces="dice", tilt=(20, 35)),
+    match, _ = replay(parse_record("Game: Rinne\n\n1. King e2 - e3 = Knight\n"))
+    render_footage("rinne", out / "footage-sample.mp4", 7, match=match,
+                   options=RenderOptions(width=512, height=288, pieces="dice", tilt=(20, 35)),
                    footage=FootageOptions())
 
 

@@ -39,6 +39,7 @@ class HandPose:
     shoulder: tuple[float, float, float]
     look: HandLook
     pinch: float = 1.0  # 1 = fingers closed on a piece, 0 = open
+    motion: tuple[float, float, float] = (0.0, 0.0, 0.0)  # grip travel during the exposure, mm
 
 
 def sample_hand_look(rng: np.random.Generator) -> HandLook:
@@ -145,11 +146,32 @@ def draw_hand(image: Image, canvas: Canvas, pose: HandPose, light: Light) -> npt
         cv2.fillConvexPoly(alpha, _capsule_polygon(a, b, ra, rb), 255, cv2.LINE_AA, 4)
     # Skin and cloth are soft: blur the layer a little inside, keep the outline's alpha.
     soft = np.asarray(cv2.GaussianBlur(layer, (0, 0), 1.2), dtype=np.float32)
-    cover = np.asarray(cv2.GaussianBlur(alpha, (0, 0), 0.8), dtype=np.float32)[..., None] / 255.0
+    cover = np.asarray(cv2.GaussianBlur(alpha, (0, 0), 0.8), dtype=np.float32)
+    kernel = _motion_kernel(canvas, pose)
+    if kernel is not None:  # a moving hand smears during the exposure
+        soft = np.asarray(cv2.filter2D(soft, -1, kernel), dtype=np.float32)
+        cover = np.asarray(cv2.filter2D(cover, -1, kernel), dtype=np.float32)
+    cover = cover[..., None] / 255.0
     roi = image[y0:y1, x0:x1]
     roi[...] = (roi * (1 - cover) + soft * cover).astype(np.uint8)
     mask[y0:y1, x0:x1] = np.where(alpha > 127, 255, 0).astype(np.uint8)
     return mask
+
+
+def _motion_kernel(canvas: Canvas, pose: HandPose) -> npt.NDArray[np.float32] | None:
+    grip = np.array(pose.grip)
+    ends, _ = canvas.project(np.stack([grip, grip + np.array(pose.motion)]))
+    step = ends[1] - ends[0]
+    length = float(np.hypot(*step))
+    if length < 1.0:
+        return None
+    size = int(length) | 1
+    kernel = np.zeros((size + 2, size + 2), np.float32)
+    c = (size + 2) / 2 - 0.5
+    half = step / 2
+    cv2.line(kernel, (round((c - half[0]) * 16), round((c - half[1]) * 16)),
+             (round((c + half[0]) * 16), round((c + half[1]) * 16)), 1.0, 1, cv2.LINE_AA, 4)
+    return kernel / max(float(kernel.sum()), 1e-6)
 
 
 def shadow_polygons(canvas: Canvas, pose: HandPose, light: Light) -> list[npt.NDArray[np.int32]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from referee.errors import RenderError
@@ -68,11 +69,17 @@ class Style:
         return f"{self.family}:{self.board.material}/{self.table}/{self.pieces}"
 
 
+def colour_distance(a: Colour, b: Colour) -> float:
+    """Distance of two BGR colours in OpenCV's 8-bit CIELAB."""
+    pair = cv2.cvtColor(np.array([[a, b]], dtype=np.uint8), cv2.COLOR_BGR2LAB).astype(float)
+    return float(np.linalg.norm(pair[0, 0] - pair[0, 1]))
+
+
 def _die_pair(rng: np.random.Generator, square: float) -> tuple[DieLook, DieLook]:
     names = list(DIE_COLOURS)
     first = str(rng.choice(names))
-    # The two sides must differ clearly: a light and a dark, or two far-apart hues.
-    far = [n for n in names if np.abs(np.array(DIE_COLOURS[n]) - DIE_COLOURS[first]).sum() > 200]
+    # The two sides must differ clearly, as people see colour (CIELAB), not only in BGR.
+    far = [n for n in names if colour_distance(DIE_COLOURS[n], DIE_COLOURS[first]) >= 95]
     second = str(rng.choice(far))
     size = square * float(rng.uniform(0.42, 0.62))
     rounded = float(rng.uniform(0.06, 0.14))
