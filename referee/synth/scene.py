@@ -295,6 +295,7 @@ class Scene:
         hand_mask = None
         if state.hand is not None:
             hand_mask = draw_hand(image, canvas, state.hand, light)
+        self._defocus(image, canvas)
         frame = canvas.distort(image)
         del cam_pos
         occluded: tuple[str, ...] = ()
@@ -303,6 +304,35 @@ class Scene:
         if self.options.effects:
             frame = apply_sensor(frame, self.style, rng, state.exposure)
         return frame, self.truth(index, camera, state, occluded)
+
+    def _defocus(self, image: Image, canvas: Canvas) -> None:
+        """Depth of field: the lens focuses on the board; what lies nearer or farther (the
+        table at a tilted view) blurs with its relative depth difference. The table's depth
+        is exact per pixel: 1/depth of a plane is affine in image coordinates."""
+        strength = self.style.sensor.dof * canvas.camera.width / 1280
+        if strength < 0.5 or not self.options.effects:
+            return
+        cam = canvas.camera
+        w, h = canvas.size
+        rot = cam.R
+        centre = cam.position
+        focus = float(np.mean(cam.to_camera(self.layout.corners())[:, 2]))
+        k = 8
+        us = (np.arange(w // k + 2) * k - cam.cx - canvas.margin) / cam.fx
+        vs = (np.arange(h // k + 2) * k - cam.cy - canvas.margin) / cam.fy
+        ray_z = rot[0, 2] * us[None, :] + rot[1, 2] * vs[:, None] + rot[2, 2]
+        depth = -(centre[2] + self.layout.thickness_mm) / np.minimum(ray_z, -1e-3)
+        sigma = np.abs(1 - focus / depth) * strength
+        small = np.clip(sigma / 2.5, 0, 1).astype(np.float32)
+        if float(small.max()) < 0.1:
+            return
+        weight = cv2.resize(small, ((w // k + 2) * k, (h // k + 2) * k),
+                            interpolation=cv2.INTER_LINEAR)[:h, :w]
+        blurred = cv2.GaussianBlur(image, (0, 0), 2.5)
+        mix = cv2.merge([weight] * 3)
+        image[...] = np.asarray(cv2.add(cv2.multiply(image, 1 - mix, dtype=cv2.CV_32F),
+                                        cv2.multiply(blurred, mix, dtype=cv2.CV_32F),
+                                        dtype=cv2.CV_8U), dtype=np.uint8)
 
     def _layer(self, image: Image, canvas: Canvas, placed: list[Placed], carried: list[Placed],
                hand: HandPose | None) -> None:

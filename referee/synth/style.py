@@ -45,6 +45,8 @@ class SensorStyle:
     jpeg: int  # JPEG quality, 0 = none
     vignette: float
     sharpen: float
+    dof: float  # defocus away from the board's plane of focus: blur sigma per unit of
+    # relative depth difference, pixels at 1280 px width
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,9 @@ def _light(rng: np.random.Generator) -> Light:
 
 
 def _sensor(rng: np.random.Generator) -> SensorStyle:
-    wb = (float(rng.uniform(0.9, 1.1)), 1.0, float(rng.uniform(0.9, 1.1)))
+    # White balance errs mostly along blue–amber, a little along green–magenta.
+    amber, green = float(rng.uniform(-0.1, 0.1)), float(rng.uniform(-0.03, 0.03))
+    wb = (1.0 - amber, 1.0 + green, 1.0 + amber)
     return SensorStyle(
         wb=wb, exposure=float(rng.uniform(0.8, 1.15)), gamma=float(rng.uniform(0.9, 1.1)),
         noise=float(rng.uniform(1.0, 5.0)), shot=float(rng.uniform(0.1, 0.5)),
@@ -142,7 +146,8 @@ def _sensor(rng: np.random.Generator) -> SensorStyle:
         motion=float(rng.uniform(0, 3.0)) if rng.random() < 0.25 else 0.0,
         motion_angle=float(rng.uniform(0, 180)),
         jpeg=int(rng.integers(55, 96)) if rng.random() < 0.8 else 0,
-        vignette=float(rng.uniform(0.0, 0.35)), sharpen=float(rng.uniform(0, 0.6)),
+        vignette=float(rng.uniform(0.05, 0.45)), sharpen=float(rng.uniform(0, 0.6)),
+        dof=float(rng.uniform(4.0, 14.0)) if rng.random() < 0.6 else 0.0,
     )
 
 
@@ -156,9 +161,9 @@ def sample_style(rng: np.random.Generator, family: str = "random", *, square_mm:
     tables: dict[str, list[tuple[Colour, Colour]]] = {
         "wood": [((95, 135, 180), (45, 70, 105)), ((70, 95, 130), (30, 45, 65)),
                  ((150, 180, 205), (95, 125, 160)), ((60, 70, 85), (25, 30, 40))],
-        "cloth": [((60, 110, 40), (40, 80, 30)), ((120, 60, 40), (90, 40, 30)),
-                  ((150, 150, 150), (120, 120, 120)), ((50, 50, 120), (30, 30, 90)),
-                  ((200, 200, 205), (170, 170, 175))],
+        "cloth": [((70, 105, 55), (50, 80, 40)), ((115, 75, 60), (90, 55, 45)),
+                  ((150, 150, 150), (120, 120, 120)), ((60, 60, 110), (40, 40, 85)),
+                  ((190, 192, 196), (165, 168, 172)), ((120, 135, 150), (95, 105, 120))],
         "stone": [((190, 190, 195), (120, 120, 125)), ((80, 80, 85), (150, 150, 155)),
                   ((175, 190, 200), (110, 120, 130))],
         "laminate": [((220, 225, 228), (200, 205, 210)), ((180, 190, 195), (160, 170, 175)),
@@ -177,7 +182,7 @@ def sample_style(rng: np.random.Generator, family: str = "random", *, square_mm:
                         [(60, 60, 170), (170, 110, 40), (60, 150, 70), (40, 170, 210),
                          (150, 70, 130)]]
     lamp = (float(rng.uniform(-0.8, 0.8)), float(rng.uniform(-0.8, 0.8)),
-            float(rng.uniform(0.1, 0.45)))
+            float(rng.uniform(0.15, 0.55)))
     return Style(
         family=family, board=board, table=table,
         table_colours=(tx.jitter(rng, pair[0], 0.08), tx.jitter(rng, pair[1], 0.08)),
