@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"footage faults, comma-separated: {', '.join(FAULTS)}")
     parser.add_argument("--plies", type=int, default=8, help="length of a random game (footage)")
     parser.add_argument("--fps", type=float, default=30.0)
+    parser.add_argument("--hand", action="store_true",
+                        help="a frame with a hand reaching over the board")
     parser.add_argument("--clean", action="store_true",
                         help="no sensor effects (noise, blur, JPEG): for exact checks")
 
@@ -71,7 +73,8 @@ def _match(path: str, game: str) -> tuple[Any, str]:
 def run(args: argparse.Namespace) -> int:
     width, height = _size(args.size)
     options = RenderOptions(width=width, height=height, tilt=_tilt(args.tilt), style=args.style,
-                            pieces=args.pieces, effects=not args.clean)
+                            pieces=args.pieces, effects=not args.clean,
+                            hands=1.0 if args.hand else 0.0)
     options.validate()
     spec = game_spec(args.game)
     out = Path(args.out)

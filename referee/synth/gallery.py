@@ -17,12 +17,13 @@ Image = npt.NDArray[np.uint8]
 
 
 def contact_sheet(renders: Sequence[tuple[str, int]], *, columns: int = 4,
-                  size: tuple[int, int] = (1280, 720), thumb: int = 480) -> Image:
+                  size: tuple[int, int] = (1280, 720), thumb: int = 480,
+                  hands: float = 0.0) -> Image:
     """Render each (game, seed) at `size` and tile the frames, `thumb` pixels wide each."""
     tiles = []
     for game, seed in renders:
-        frame, _ = render_frame(game, seed=seed, options=RenderOptions(width=size[0],
-                                                                        height=size[1]))
+        options = RenderOptions(width=size[0], height=size[1], hands=hands)
+        frame, _ = render_frame(game, seed=seed, options=options)
         height = round(thumb * size[1] / size[0])
         tiles.append(np.asarray(cv2.resize(frame, (thumb, height),
                                            interpolation=cv2.INTER_AREA), dtype=np.uint8))
@@ -108,7 +109,7 @@ def main(folder: str = "docs") -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else folder)
     games = ["tensei", "rinne", "rinne-5x5", "flipflop-3x3", "tensei", "zensu", "renaissance",
              "rinne", "tensei-5x5", "flipflop-5x5", "rinne", "tensei"]
-    sheet = contact_sheet([(g, 100 + i) for i, g in enumerate(games)], thumb=400)
+    sheet = contact_sheet([(g, 100 + i) for i, g in enumerate(games)], thumb=400, hands=0.25)
     cv2.imwrite(str(out / "renders-contact-sheet.png"), sheet)
     cv2.imwrite(str(out / "truth-overlay.png"), overlay_example())
     from referee.rules.records import parse_record, replay

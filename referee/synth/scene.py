@@ -51,6 +51,7 @@ class RenderOptions:
     effects: bool = True  # the sensor model (noise, blur, JPEG …); off for exact tests
     clutter: bool = True
     shadows: bool = True
+    hands: float = 0.0  # chance that a single frame shows a hand over the board
 
     def validate(self) -> None:
         if not (64 <= self.width <= 4096 and 64 <= self.height <= 4096):
