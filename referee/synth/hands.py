@@ -49,6 +49,10 @@ def sample_hand_look(rng: np.random.Generator) -> HandLook:
     return HandLook(skin, sleeve, float(rng.choice([0.0, 0.4, 1.0])), float(rng.uniform(0.9, 1.1)))
 
 
+# Nested fills that shade a capsule like a cylinder lit from one side: (width share,
+# brightness, shift toward the light as a share of the radius). Blurred afterwards.
+BANDS = tuple((1.0 - 0.85 * i / 7, 0.6 + 0.55 * (i / 7) ** 0.8, 0.45 * i / 7) for i in range(8))
+
 Capsule = tuple[FloatArray, FloatArray, float, float, Colour]  # a, b, radius a, radius b, colour
 
 
@@ -136,8 +140,7 @@ def draw_hand(image: Image, canvas: Canvas, pose: HandPose, light: Light) -> npt
     for cap, a, b, ra, rb, _ in projected:
         colour = np.array(cap[4])
         a, b = a - origin, b - origin
-        for share, bright, shift in ((1.0, 0.62, 0.0), (0.78, 0.85, 0.12), (0.5, 1.0, 0.25),
-                                     (0.22, 1.12, 0.4)):
+        for share, bright, shift in BANDS:
             off = ldir * shift * (ra + rb) / 2
             poly = _capsule_polygon(a + off, b + off, ra * share, rb * share)
             c = np.clip(colour * bright * gain, 0, 255)
@@ -145,7 +148,8 @@ def draw_hand(image: Image, canvas: Canvas, pose: HandPose, light: Light) -> npt
                                cv2.LINE_AA, 4)
         cv2.fillConvexPoly(alpha, _capsule_polygon(a, b, ra, rb), 255, cv2.LINE_AA, 4)
     # Skin and cloth are soft: blur the layer a little inside, keep the outline's alpha.
-    soft = np.asarray(cv2.GaussianBlur(layer, (0, 0), 1.2), dtype=np.float32)
+    radius = float(np.median([(p[3] + p[4]) / 2 for p in projected]))
+    soft = np.asarray(cv2.GaussianBlur(layer, (0, 0), max(1.2, 0.18 * radius)), dtype=np.float32)
     cover = np.asarray(cv2.GaussianBlur(alpha, (0, 0), 0.8), dtype=np.float32)
     kernel = _motion_kernel(canvas, pose)
     if kernel is not None:  # a moving hand smears during the exposure

@@ -77,9 +77,7 @@ def apply_sensor(image: Image, style: Style, rng: np.random.Generator,
     if s.sharpen > 0.05:
         soft = cv2.GaussianBlur(out, (0, 0), 1.6 * max(scale, 0.5))
         out = _u8(cv2.addWeighted(out, 1 + s.sharpen, soft, -s.sharpen, 0))
-    if abs(s.gamma - 1) > 0.01:
-        lut = (np.linspace(0, 1, 256) ** (1 / s.gamma) * 255).astype(np.uint8)
-        out = _u8(cv2.LUT(out, lut))
+    out = _u8(cv2.LUT(out, tone_curve(s)))
     out = _noise(out, s, rng)
     if jpeg and s.jpeg:
         ok, data = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, s.jpeg])
@@ -98,6 +96,16 @@ def _noise_bank(height: int, width: int) -> tuple[npt.NDArray[np.float32], npt.N
     chroma = rng.standard_normal((h // 4 + 1, w // 4 + 1, 3), dtype=np.float32)
     chroma = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR) * np.float32(0.6)
     return cv2.merge([luma] * 3) + chroma, cv2.merge([luma] * 3) - chroma
+
+
+def tone_curve(s: SensorStyle) -> Image:
+    """The camera's tone curve as a lookup table: gamma, an S-shaped contrast (cameras
+    lift mid-tone contrast) and a lifted black level (flare, a cheap sensor)."""
+    x = np.linspace(0, 1, 256) ** (1 / s.gamma)
+    s_curve = x + s.contrast * x * (1 - x) * (2 * x - 1) * 2
+    black = s.black / 255.0
+    y = black + (1 - black) * np.clip(s_curve, 0, 1)
+    return np.asarray(np.round(y * 255), dtype=np.uint8)
 
 
 def _noise(image: Image, s: SensorStyle, rng: np.random.Generator) -> Image:

@@ -45,6 +45,8 @@ class SensorStyle:
     jpeg: int  # JPEG quality, 0 = none
     vignette: float
     sharpen: float
+    contrast: float  # S-curve strength, 0 = none
+    black: float  # lifted black level, 8-bit units
     dof: float  # defocus away from the board's plane of focus: blur sigma per unit of
     # relative depth difference, pixels at 1280 px width
 
@@ -147,6 +149,7 @@ def _sensor(rng: np.random.Generator) -> SensorStyle:
         motion_angle=float(rng.uniform(0, 180)),
         jpeg=int(rng.integers(55, 96)) if rng.random() < 0.8 else 0,
         vignette=float(rng.uniform(0.05, 0.45)), sharpen=float(rng.uniform(0, 0.6)),
+        contrast=float(rng.uniform(-0.1, 0.35)), black=float(rng.uniform(0, 14)),
         dof=float(rng.uniform(4.0, 14.0)) if rng.random() < 0.6 else 0.0,
     )
 
