@@ -179,6 +179,10 @@ class Scene:
         image = np.asarray(cv2.warpPerspective(self.table_tex, hom, (w, h), flags=cv2.INTER_LINEAR,
                                                borderMode=cv2.BORDER_REFLECT), dtype=np.uint8)
         light = self.style.light
+        # Both planes face up: the light gives them the same tone and colour.
+        tone = light.ambient + light.diffuse * light.vector[2]
+        gain = np.diag([float(c * tone) for c in light.colour])  # per channel, via transform
+        image = np.asarray(cv2.transform(image, gain), dtype=np.uint8)
         # The board's own shadow on the table, then its edges and top.
         rotation, shift = board.transform(layout)
         if self.options.shadows and layout.thickness_mm > 1:
@@ -199,19 +203,17 @@ class Scene:
             cover = np.zeros((ry1 - ry0, rx1 - rx0), np.uint8)
             poly = np.round((px - [rx0, ry0]) * 16).astype(np.int32)
             cv2.fillConvexPoly(cover, poly, 255, cv2.LINE_AA, 4)
-            tone = light.ambient + light.diffuse * light.vector[2]
-            gain = (np.array(light.colour) * tone).astype(np.float32)
-            a = cover.astype(np.float32)[..., None] / 255.0
+            lit = np.asarray(cv2.transform(top.astype(np.float32), gain), dtype=np.float32)
+            shaded = cv2.add(lit, self._gloss(canvas, (rx0, ry0), top.shape[:2]),
+                             dtype=cv2.CV_8U)
+            a = cover.astype(np.float32) / 255.0
             roi = image[ry0:ry1, rx0:rx1]
-            shaded = top.astype(np.float32) * gain
-            self._gloss(shaded, canvas, (rx0, ry0))
-            roi[...] = np.clip(roi * (1 - a) + shaded * a, 0, 255).astype(np.uint8)
-        # Light falls on the table too (the board's tone is already set above).
+            roi[...] = cv2.blendLinear(shaded, roi, a, 1 - a)
         self._bg_key, self._bg = key, image
         return canvas, image
 
-    def _gloss(self, shaded: npt.NDArray[np.float32], canvas: Canvas, origin: tuple[int, int],
-               ) -> None:
+    def _gloss(self, canvas: Canvas, origin: tuple[int, int], shape: tuple[int, ...],
+               ) -> npt.NDArray[np.float32]:
         """A varnished or laminated board mirrors the lamp: a soft bright patch where the
         light's reflection meets the eye."""
         gloss = self.style.board.gloss
@@ -222,7 +224,7 @@ class Scene:
         spot = np.array([eye[0] + t * lv[0], eye[1] + t * lv[1], 0.0])
         px, depth = canvas.project(spot[None])
         radius = canvas.camera.fx * 140 / max(float(depth[0]), 1.0)
-        h, w = shaded.shape[:2]
+        h, w = shape[0], shape[1]
         k = 8  # the glow is smooth: compute it coarsely, then enlarge
         ys = (np.arange(h // k + 2, dtype=np.float32) * k + origin[1] - px[0, 1]) / radius
         xs = (np.arange(w // k + 2, dtype=np.float32) * k + origin[0] - px[0, 0]) / radius
@@ -230,7 +232,7 @@ class Scene:
         glow = cv2.resize(small, ((w // k + 2) * k, (h // k + 2) * k),
                           interpolation=cv2.INTER_LINEAR)[:h, :w]
         colour = np.array(light.colour, np.float32)
-        shaded += cv2.merge([glow * c for c in colour])
+        return np.asarray(cv2.merge([glow * c for c in colour]), dtype=np.float32)
 
     # --- per frame -----------------------------------------------------------------------
 
@@ -330,10 +332,8 @@ class Scene:
         weight = cv2.resize(small, ((w // k + 2) * k, (h // k + 2) * k),
                             interpolation=cv2.INTER_LINEAR)[:h, :w]
         blurred = cv2.GaussianBlur(image, (0, 0), 2.5)
-        mix = cv2.merge([weight] * 3)
-        image[...] = np.asarray(cv2.add(cv2.multiply(image, 1 - mix, dtype=cv2.CV_32F),
-                                        cv2.multiply(blurred, mix, dtype=cv2.CV_32F),
-                                        dtype=cv2.CV_8U), dtype=np.uint8)
+        weight = np.ascontiguousarray(weight)
+        image[...] = cv2.blendLinear(blurred, image, weight, 1 - weight)
 
     def _layer(self, image: Image, canvas: Canvas, placed: list[Placed], carried: list[Placed],
                hand: HandPose | None) -> None:
