@@ -16,13 +16,14 @@ from referee.synth.truth import FrameTruth
 Image = npt.NDArray[np.uint8]
 
 
-def contact_sheet(renders: Sequence[tuple[str, int]], *, columns: int = 4,
+def contact_sheet(renders: Sequence[tuple[str, int, tuple[float, float]]], *, columns: int = 4,
                   size: tuple[int, int] = (1280, 720), thumb: int = 480,
                   hands: float = 0.0) -> Image:
-    """Render each (game, seed) at `size` and tile the frames, `thumb` pixels wide each."""
+    """Render each (game, seed, tilt range) at `size` and tile the frames, `thumb` pixels
+    wide each."""
     tiles = []
-    for game, seed in renders:
-        options = RenderOptions(width=size[0], height=size[1], hands=hands)
+    for game, seed, tilt in renders:
+        options = RenderOptions(width=size[0], height=size[1], hands=hands, tilt=tilt)
         frame, _ = render_frame(game, seed=seed, options=options)
         height = round(thumb * size[1] / size[0])
         tiles.append(np.asarray(cv2.resize(frame, (thumb, height),
@@ -109,7 +110,9 @@ def main(folder: str = "docs") -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else folder)
     games = ["tensei", "rinne", "rinne-5x5", "flipflop-3x3", "tensei", "zensu", "renaissance",
              "rinne", "tensei-5x5", "flipflop-5x5", "rinne", "tensei"]
-    sheet = contact_sheet([(g, 100 + i) for i, g in enumerate(games)], thumb=400, hands=0.25)
+    tilts = [(0.0, 12.0), (28.0, 40.0), (15.0, 28.0), (30.0, 40.0)]
+    renders = [(g, 100 + i, tilts[i % 4]) for i, g in enumerate(games)]
+    sheet = contact_sheet(renders, thumb=400, hands=0.25)
     cv2.imwrite(str(out / "renders-contact-sheet.png"), sheet)
     cv2.imwrite(str(out / "truth-overlay.png"), overlay_example())
     from referee.rules.records import parse_record, replay
