@@ -111,3 +111,14 @@ def test_footage_refuses_bad_requests(tmp_path: Path) -> None:
     with pytest.raises(RenderError, match="unknown fault"):
         render_footage("rinne", tmp_path / "x.mp4", 1, options=TINY,
                        footage=FootageOptions(faults=("earthquake",)))
+
+
+def test_penta_pieces_turn_to_their_new_state(tmp_path: Path) -> None:
+    match = _record("Game: Rinne\n\n1. King e2 - e3 = Knight\n")
+    truth = render_footage("rinne", tmp_path / "p.avi", 4, match=match,
+                           options=RenderOptions(width=192, height=144, pieces="penta"),
+                           footage=FAST)
+    final = truth.steady[-1].contents()["e3"]
+    assert (final.kind, final.owner, final.value) == ("penta", 0, 2)
+    assert truth.steady[-1].contents()["e2"].kind == "empty"
+    assert "e3" in dict(truth.frames[truth.steady[-1].start_frame].tops)
