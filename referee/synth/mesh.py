@@ -144,7 +144,6 @@ def draw_mesh(image: Image, canvas: Canvas, placed: Placed, light: Light,
         items.append((dist, f, pts, n, view))
     if not mesh.convex:
         items.sort(key=lambda item: -item[0])
-    h, w = image.shape[:2]
     for _, f, pts, n, view in items:
         px, _ = canvas.project(pts)
         diffuse, spec = shade(f.colour, n, view, light, mesh)
@@ -156,7 +155,6 @@ def draw_mesh(image: Image, canvas: Canvas, placed: Placed, light: Light,
             _textured(image, canvas, placed, f, px, gain, spec, mesh.alpha)
         if mask is not None:
             cv2.fillConvexPoly(mask, np.round(px * ONE).astype(np.int32), 255, cv2.LINE_8, SHIFT)
-    del h, w
 
 
 def _fill(image: Image, px: FloatArray, colour: FloatArray, alpha: float) -> None:

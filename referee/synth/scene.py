@@ -282,7 +282,7 @@ class Scene:
         camera = state.camera or self.camera
         canvas, background = self._background(state.board, camera)
         image = background.copy()
-        light, cam_pos = self.style.light, camera.position
+        light = self.style.light
         tiles, markers = flat_placed(state.contents, self.style, self.layout, state.board,
                                      self.seed)
         pieces = [piece_placed(p, self.style, self.layout, state.board)
@@ -300,7 +300,6 @@ class Scene:
             hand_mask = draw_hand(image, canvas, state.hand, light)
         self._defocus(image, canvas)
         frame = canvas.distort(image)
-        del cam_pos
         occluded: tuple[str, ...] = ()
         if hand_mask is not None:
             occluded = self._occluded(canvas, canvas.distort(hand_mask), state)
