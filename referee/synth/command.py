@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"footage faults, comma-separated: {', '.join(FAULTS)}")
     parser.add_argument("--plies", type=int, default=8, help="length of a random game (footage)")
     parser.add_argument("--fps", type=float, default=30.0)
+    parser.add_argument("--setup", action="store_true",
+                        help="footage starts from an empty board: the pieces are set out")
     parser.add_argument("--hand", action="store_true",
                         help="a frame with a hand reaching over the board")
     parser.add_argument("--clean", action="store_true",
@@ -92,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
             raise RenderError(f"records of {spec.name} cannot be replayed yet (no rules)")
         match, record_text = _match(args.record, args.game)
     if suffix in VIDEO_CODECS:
-        footage = FootageOptions(fps=args.fps, plies=args.plies, faults=faults)
+        footage = FootageOptions(fps=args.fps, plies=args.plies, faults=faults,
+                                 setup=args.setup)
         video = render_footage(args.game, out, args.seed, record_text=record_text, match=match,
                                options=options, footage=footage)
         print(f"{out}: {len(video.frames)} frames, {len(video.plies)} acts, "

@@ -33,9 +33,10 @@ FloatArray = npt.NDArray[np.float64]
 @dataclass(frozen=True)
 class Step:
     """One thing a hand does during a trip: `move` a piece from `a` to `b` showing
-    `content`; `take` the piece on `a` off the board; `turn` the piece on `a` to `content`."""
+    `content`; `take` the piece on `a` off the board; `turn` the piece on `a` to `content`;
+    `put` a piece showing `content` from beside the board onto `b` (setting up)."""
 
-    action: str
+    action: str  # move, take, turn, put
     a: str
     b: str = ""
     content: SquareContent | None = None
@@ -209,6 +210,9 @@ class Director:
             elif step.action == "turn":
                 assert step.content is not None
                 self._carry(hand, step.a, step.content, to=step.a)
+            elif step.action == "put":
+                assert step.content is not None
+                self._put(hand, step.b, step.content)
         self._path(hand, self._rest(act.mover), float(self.rng.uniform(0.5, 0.8)), arc=20,
                    pinch=(0.0, 0.0))
         self.marks.acts.append((act, first, len(self.frames) - 1))
@@ -254,6 +258,20 @@ class Director:
         self.poses[to] = placed
         self.contents[to] = carried.content
         self._path(hand, target + np.array([0, 0, new_height + 40]), 0.22, pinch=(1.0, 0.0))
+
+    def _put(self, hand: dict[str, object], to: str, content: SquareContent) -> None:
+        """Bring a piece in from beside the board and set it on `to` (setting up)."""
+        pose = place(content, to, self.rng, self.scene.style, self.scene.layout)
+        height = piece_height(content, self.scene.style)
+        hand["pinch"] = 1.0
+        target = self._world(to, 0.0)
+        carried = self._path(hand, target + np.array([0, 0, height + 35]),
+                             float(self.rng.uniform(0.6, 0.9)), arc=30,
+                             carried=self._lifted(pose))
+        self._path(hand, target + np.array([0, 0, height * 0.75]), 0.22, carried=carried)
+        self.poses[to] = pose
+        self.contents[to] = content
+        self._path(hand, target + np.array([0, 0, height + 40]), 0.22, pinch=(1.0, 0.0))
 
     def _lifted(self, pose: PiecePose) -> PiecePose:
         return replace(pose, lifted=(0.0, 0.0, 0.0), yaw=pose.yaw + self.board.angle)

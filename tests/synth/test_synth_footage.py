@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from referee.errors import OutputError, RenderError
+from referee.rules import find_game
 from referee.rules.records import parse_record, replay
 from referee.synth.footage import FootageOptions, render_footage
 from referee.synth.games import contents_from_position, game_spec
@@ -122,3 +123,16 @@ def test_penta_pieces_turn_to_their_new_state(tmp_path: Path) -> None:
     assert (final.kind, final.owner, final.value) == ("penta", 0, 2)
     assert truth.steady[-1].contents()["e2"].kind == "empty"
     assert "e3" in dict(truth.frames[truth.steady[-1].start_frame].tops)
+
+
+def test_setup_sets_out_every_piece(tmp_path: Path) -> None:
+    truth = render_footage("flipflop-3x3", tmp_path / "s.avi", 6, options=TINY,
+                           footage=FootageOptions(fps=6, plies=0, setup=True))
+    assert truth.steady[0].note == "empty board"
+    assert all(c.kind == "empty" for c in truth.steady[0].contents().values())
+    setups = [p for p in truth.plies if p.kind == "setup"]
+    assert len(setups) == 6
+    start = next(s for s in truth.steady if s.note == "start").contents()
+    pieces = "dice" if any(c.kind == "die" for c in start.values()) else "penta"
+    assert start == contents_from_position(game_spec("flipflop-3x3"),
+                                           find_game("flipflop-3x3").start(), pieces)
