@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", default="",
                         help=f"footage faults, comma-separated: {', '.join(FAULTS)}")
     parser.add_argument("--plies", type=int, default=8, help="length of a random game (footage)")
+    parser.add_argument("--ply", type=int,
+                        help="a frame of the position after this many plies of the record "
+                        "(default: the last)")
     parser.add_argument("--fps", type=float, default=30.0)
     parser.add_argument("--setup", action="store_true",
                         help="footage starts from an empty board: the pieces are set out")
@@ -103,7 +106,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if faults:
         raise RenderError("--faults apply to footage (.mp4, .avi), not to a single frame")
-    position = match.position if match is not None else None
+    position = None
+    if match is not None:
+        ply = len(match.moves) if args.ply is None else args.ply
+        if not 0 <= ply <= len(match.moves):
+            raise RenderError(f"--ply {ply}: the record has {len(match.moves)} plies")
+        position = match.positions[ply]
+    elif args.ply is not None:
+        raise RenderError("--ply needs --record")
     frame, truth = render_frame(args.game, position, args.seed, options)
     try:
         ok = cv2.imwrite(str(out), frame)
