@@ -107,6 +107,25 @@ def _capsule_polygon(a: FloatArray, b: FloatArray, ra: float, rb: float) -> npt.
     return np.asarray(np.round(hull.reshape(-1, 2) * 16), dtype=np.int32)
 
 
+NEAR = 80.0  # mm: parts of the arm nearer the lens than this are cut off
+
+
+def _clip_near(canvas: Canvas, cap: Capsule) -> Capsule | None:
+    """The part of a capsule in front of the near plane (an arm may reach past the camera),
+    or None if it is all behind it."""
+    a, b, ra, rb, colour = cap
+    da, db = canvas.camera.to_camera(np.stack([a, b]))[:, 2]
+    if da < NEAR and db < NEAR:
+        return None
+    if da < NEAR:
+        t = (NEAR - da) / (db - da)
+        a, ra = a + (b - a) * t, ra + (rb - ra) * t
+    elif db < NEAR:
+        t = (NEAR - db) / (da - db)
+        b, rb = b + (a - b) * t, rb + (ra - rb) * t
+    return a, b, ra, rb, colour
+
+
 def _project_capsule(canvas: Canvas, cap: Capsule) -> tuple[FloatArray, FloatArray, float, float,
                                                             float]:
     a, b, ra, rb, _ = cap
@@ -117,14 +136,20 @@ def _project_capsule(canvas: Canvas, cap: Capsule) -> tuple[FloatArray, FloatArr
 
 def draw_hand(image: Image, canvas: Canvas, pose: HandPose, light: Light) -> npt.NDArray[np.uint8]:
     """Draw the hand on the canvas image (in place); returns its coverage mask (0/255)."""
+    clipped = [c for c in (_clip_near(canvas, cap) for cap in capsules(pose)) if c is not None]
     h, w = image.shape[:2]
-    projected = [(cap, *_project_capsule(canvas, cap)) for cap in capsules(pose)]
+    projected = [(cap, *_project_capsule(canvas, cap)) for cap in clipped]
+    # Never draw absurdly large shapes: clamp projected radii to the canvas size.
+    projected = [(cap, a, b, min(ra, 2.0 * w), min(rb, 2.0 * w), d)
+                 for cap, a, b, ra, rb, d in projected]
+    mask = np.zeros((h, w), np.uint8)
+    if not projected:
+        return mask
     projected.sort(key=lambda item: -item[5])  # far first
     pts = np.concatenate([np.stack([p[1], p[2]]) for p in projected])
     pad = max(max(p[3], p[4]) for p in projected) + 6
     x0, y0 = max(int(pts[:, 0].min() - pad), 0), max(int(pts[:, 1].min() - pad), 0)
     x1, y1 = min(int(pts[:, 0].max() + pad), w), min(int(pts[:, 1].max() + pad), h)
-    mask = np.zeros((h, w), np.uint8)
     if x1 <= x0 or y1 <= y0:
         return mask
     layer = image[y0:y1, x0:x1].copy()
@@ -187,7 +212,10 @@ def shadow_polygons(canvas: Canvas, pose: HandPose, light: Light) -> list[npt.ND
         for p in (a, b):
             t = p[2] / max(lv[2], 0.05)
             ends.append(np.array([p[0] - t * lv[0], p[1] - t * lv[1], 0.0]))
-        px, depth = canvas.project(np.stack(ends))
+        cap = _clip_near(canvas, (ends[0], ends[1], ra, rb, (0.0, 0.0, 0.0)))
+        if cap is None:
+            continue
+        px, depth = canvas.project(np.stack([cap[0], cap[1]]))
         f = canvas.camera.fx
-        out.append(_capsule_polygon(px[0], px[1], f * ra / depth[0], f * rb / depth[1]))
+        out.append(_capsule_polygon(px[0], px[1], f * cap[2] / depth[0], f * cap[3] / depth[1]))
     return out
