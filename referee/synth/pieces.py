@@ -206,6 +206,17 @@ def _symbol(tex: Image, state: int, centre: tuple[float, float], angle: float, s
         cv2.polylines(tex, [np.array(pts, np.int32)], False, colour, thick, cv2.LINE_AA, 4)
 
 
+def painted_wood(colour: Colour, px: int, variant: int) -> Image:
+    """Stained wood: the body colour over a wood grain that shows through."""
+    from referee.synth.textures import BANK_SIZE, BANK_VARIANTS, _bank
+
+    grain = _bank("wood", variant % BANK_VARIANTS)
+    y0 = (variant * 97) % (BANK_SIZE - px)
+    patch = grain[y0:y0 + px, :px]
+    shade = (0.8 + 0.3 * patch)[..., None]
+    return np.asarray(np.clip(np.array(colour, np.float32) * shade, 0, 255), dtype=np.uint8)
+
+
 def penta_corners(radius: float) -> FloatArray:
     """The pentagon's corners; corner k (the sign of state k+1) at 90° - 72°·k, so the states
     run clockwise seen from above, corner 0 pointing forward (+y)."""
@@ -242,8 +253,7 @@ def zensu_mesh(look: BlockLook, number: int) -> Mesh:
     §4 defaults: "1": forward 1, left 2, right 3, back 4; "2": forward 2, left 1, right 3)."""
     a, px = look.size / 2, 128
     edges = {"forward": number, "left": 2 if number == 1 else 1, "right": 3, "back": 4}
-    tex = np.zeros((px, px, 3), np.uint8)
-    tex[:] = [int(c) for c in look.body]
+    tex = painted_wood(look.body, px, variant=number + round(look.size * 10))
     mid = px / 2
     places = {"forward": ((mid, px * 0.25), 0.0, 0.36), "back": ((mid, px * 0.82), math.pi, 0.16),
               "left": ((px * 0.18, mid), math.pi / 2, 0.16),
