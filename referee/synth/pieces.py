@@ -44,6 +44,7 @@ class DieLook:
     pip_size: float  # pip radius as a share of the edge
     gloss: float
     alpha: float
+    marble: Colour | None = None  # swirls of a second colour in the plastic
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,13 @@ def _pip_texture(look: DieLook, value: int, px: int) -> Image:
     """A face of the die between its rounded edges: body colour, concave pips."""
     tex = np.zeros((px, px, 3), np.uint8)
     tex[:] = [int(c) for c in look.body]
+    if look.marble is not None:
+        from referee.synth.textures import BANK_SIZE, BANK_VARIANTS, _bank, mix
+
+        swirl = _bank("stone", value % BANK_VARIANTS)
+        y0 = (value * 131 + round(look.size * 7)) % (BANK_SIZE - 2 * px)
+        patch = cv2.resize(swirl[y0:y0 + 2 * px, y0:y0 + 2 * px], (px, px))
+        tex = mix(look.body, look.marble, np.clip(patch * 1.6 - 0.5, 0, 1).astype(np.float32))
     inner = look.size * (0.5 - look.round)  # half-width of the flat face, mm
     scale = px / (2 * inner)
     spread = look.size * 0.27

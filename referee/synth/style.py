@@ -87,7 +87,7 @@ def _die_pair(rng: np.random.Generator, square: float) -> tuple[DieLook, DieLook
     second = str(rng.choice(far))
     size = square * float(rng.uniform(0.42, 0.62))
     rounded = float(rng.uniform(0.06, 0.14))
-    pip = float(rng.uniform(0.07, 0.095))
+    pip = float(rng.uniform(0.07, 0.11))
     looks = []
     for name in (first, second):
         body = tx.jitter(rng, DIE_COLOURS[name], 0.06)
@@ -97,8 +97,12 @@ def _die_pair(rng: np.random.Generator, square: float) -> tuple[DieLook, DieLook
             pips = (40, 170, 210) if not light else (120, 40, 20)  # gold or navy pips
         one = (30, 30, 190) if light and rng.random() < 0.3 else pips
         alpha = float(rng.uniform(0.8, 0.92)) if (not light and rng.random() < 0.12) else 1.0
+        marble = None
+        if rng.random() < 0.15:  # marbled plastic: swirls of a lighter or darker tone
+            m = [min(255.0, c * 1.6 + 40) if not light else c * 0.6 for c in body]
+            marble = tx.jitter(rng, (m[0], m[1], m[2]), 0.1)
         looks.append(DieLook(size, body, pips, one, rounded, pip, float(rng.uniform(0.15, 0.6)),
-                             alpha))
+                             alpha, marble))
     return looks[0], looks[1]
 
 
