@@ -136,3 +136,14 @@ def test_setup_sets_out_every_piece(tmp_path: Path) -> None:
     pieces = "dice" if any(c.kind == "die" for c in start.values()) else "penta"
     assert start == contents_from_position(game_spec("flipflop-3x3"),
                                            find_game("flipflop-3x3").start(), pieces)
+
+
+def test_a_capture_takes_the_piece_off_the_board(tmp_path: Path) -> None:
+    match = _record("Game: FlipFlop\nVariant: 3x3\n\n1. Rook b1 x b3 = Bishop\n")
+    truth = render_footage("flipflop-3x3", tmp_path / "c.avi", 8, match=match, options=TINY,
+                           footage=FootageOptions(fps=6))
+    before, after = truth.steady[0].contents(), truth.steady[-1].contents()
+    assert (after["b3"].owner, after["b3"].value) == (0, 3)  # White's Bishop now
+    assert after["b1"].kind == "empty"
+    pieces = [sum(c.is_piece for c in s.values()) for s in (before, after)]
+    assert pieces == [6, 5]
