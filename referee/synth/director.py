@@ -55,6 +55,16 @@ class Act:
 
 
 @dataclass
+class Hand:
+    """The hand during a trip: where its fingertips are, how closed, whose it is."""
+
+    grip: FloatArray
+    pinch: float
+    mover: int
+    last: FloatArray | None = None  # the grip in the previous frame (for motion blur)
+
+
+@dataclass
 class Marks:
     """What the director records besides the frames."""
 
@@ -154,23 +164,23 @@ class Director:
         y = -layout.margin_mm - 260 if mover == 0 else layout.height_mm + layout.margin_mm + 260
         return np.array([shoulder[0], y, 260.0])
 
-    def _path(self, hand: dict[str, object], target: FloatArray, seconds: float, *,
+    def _path(self, hand: Hand, target: FloatArray, seconds: float, *,
               arc: float = 0.0, pinch: tuple[float, float] | None = None,
               carried: PiecePose | None = None, turn_to: SquareContent | None = None,
               ) -> PiecePose | None:
         """Move the hand's grip to `target`; a carried piece follows (and is turned to
         `turn_to` halfway)."""
-        start = np.array(hand["grip"], dtype=np.float64)
+        start = hand.grip.copy()
         n = max(2, round(seconds * self.fps * float(self.rng.uniform(0.85, 1.2))))
-        p0, p1 = pinch if pinch else (float(hand["pinch"]), float(hand["pinch"]))  # type: ignore[arg-type]
+        p0, p1 = pinch if pinch else (hand.pinch, hand.pinch)
         wobble = self.rng.normal(0, 1.2, 3)
         for i in range(1, n + 1):
             u = ease(i / n)
             grip = start + (target - start) * u
             grip[2] += arc * math.sin(math.pi * u)
             grip += wobble * math.sin(math.pi * u)
-            hand["grip"] = grip
-            hand["pinch"] = p0 + (p1 - p0) * u
+            hand.grip = grip
+            hand.pinch = p0 + (p1 - p0) * u
             pose = self._hand_pose(hand)
             held = None
             if carried is not None:
@@ -183,16 +193,15 @@ class Director:
             self.emit(pose, held)
         return carried
 
-    def _hand_pose(self, hand: dict[str, object]) -> HandPose:
-        mover = int(hand["mover"])  # type: ignore[call-overload]
-        grip = np.asarray(hand["grip"], dtype=np.float64)
+    def _hand_pose(self, hand: Hand) -> HandPose:
+        mover, grip = hand.mover, hand.grip
         s = self._shoulder(mover)
-        last = np.asarray(hand.get("last", grip), dtype=np.float64)
-        hand["last"] = grip.copy()
+        last = grip if hand.last is None else hand.last
+        hand.last = grip.copy()
         motion = (grip - last) * self.shutter
         return HandPose((float(grip[0]), float(grip[1]), float(grip[2])),
                         (float(s[0]), float(s[1]), float(s[2])), self.looks[mover],
-                        float(hand["pinch"]),  # type: ignore[arg-type]
+                        hand.pinch,
                         (float(motion[0]), float(motion[1]), float(motion[2])))
 
     # --- acts ------------------------------------------------------------------------------
@@ -200,7 +209,7 @@ class Director:
     def act(self, act: Act) -> None:
         """Perform one trip: reach in, do each step, withdraw."""
         first = len(self.frames)
-        hand: dict[str, object] = {"grip": self._rest(act.mover), "pinch": 0.0, "mover": act.mover}
+        hand = Hand(self._rest(act.mover), 0.0, act.mover)
         for step in act.steps:
             if step.action == "move":
                 assert step.content is not None
@@ -217,7 +226,7 @@ class Director:
                    pinch=(0.0, 0.0))
         self.marks.acts.append((act, first, len(self.frames) - 1))
 
-    def _carry(self, hand: dict[str, object], square: str, content: SquareContent | None, *,
+    def _carry(self, hand: Hand, square: str, content: SquareContent | None, *,
                to: str | None, mover: int = 0) -> None:
         style = self.scene.style
         pose = self.poses[square]
@@ -259,11 +268,11 @@ class Director:
         self.contents[to] = carried.content
         self._path(hand, target + np.array([0, 0, new_height + 40]), 0.22, pinch=(1.0, 0.0))
 
-    def _put(self, hand: dict[str, object], to: str, content: SquareContent) -> None:
+    def _put(self, hand: Hand, to: str, content: SquareContent) -> None:
         """Bring a piece in from beside the board and set it on `to` (setting up)."""
         pose = place(content, to, self.rng, self.scene.style, self.scene.layout)
         height = piece_height(content, self.scene.style)
-        hand["pinch"] = 1.0
+        hand.pinch = 1.0
         target = self._world(to, 0.0)
         carried = self._path(hand, target + np.array([0, 0, height + 35]),
                              float(self.rng.uniform(0.6, 0.9)), arc=30,

@@ -217,14 +217,15 @@ def _direct(director: Director, acts: list[Act], footage: FootageOptions,
     if light_after >= 0:
         gain = float(rng.choice([rng.uniform(0.6, 0.8), rng.uniform(1.2, 1.35)]))
         tint = (float(rng.uniform(0.85, 1.1)), 1.0, float(rng.uniform(0.9, 1.15)))
-        director.marks.events["light"] = {"gain": gain, "tint": list(tint)}
+        light_event: dict[str, object] = {"gain": gain, "tint": list(tint)}
+        director.marks.events["light"] = light_event
     for i, act in enumerate(acts):
         director.act(act)
         director.pause(float(rng.uniform(0.6, 1.8)), act.note)
         if i == light_after:
             step = len(director.frames)
             director.light_step = (step, gain, tint)
-            director.marks.events["light"]["frame"] = step  # type: ignore[index]
+            light_event["frame"] = step
             director.pause(float(rng.uniform(0.6, 1.0)), act.note + " (light changed)")
         if i == bump_after:
             director.bump()

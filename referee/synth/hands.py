@@ -44,7 +44,8 @@ class HandPose:
 
 def sample_hand_look(rng: np.random.Generator) -> HandLook:
     skin = SKINS[int(rng.integers(len(SKINS)))]
-    skin = tuple(float(c) * float(rng.uniform(0.93, 1.05)) for c in skin)  # type: ignore[assignment]
+    tone = float(rng.uniform(0.93, 1.05))
+    skin = (skin[0] * tone, skin[1] * tone, skin[2] * tone)
     sleeve = SLEEVES[int(rng.integers(len(SLEEVES)))]
     return HandLook(skin, sleeve, float(rng.choice([0.0, 0.4, 1.0])), float(rng.uniform(0.9, 1.1)))
 
