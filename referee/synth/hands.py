@@ -164,18 +164,10 @@ def draw_hand(image: Image, canvas: Canvas, pose: HandPose, light: Light) -> npt
     tone = light.ambient + light.diffuse * max(0.2, light.vector[2])
     gain = np.array(light.colour) * tone
     for cap, a, b, ra, rb, _ in projected:
-        colour = np.array(cap[4])
-        a, b = a - origin, b - origin
-        for share, bright, shift in BANDS:
-            off = ldir * shift * (ra + rb) / 2
-            poly = _capsule_polygon(a + off, b + off, ra * share, rb * share)
-            c = np.clip(colour * bright * gain, 0, 255)
-            cv2.fillConvexPoly(layer, poly, (float(c[0]), float(c[1]), float(c[2])),
-                               cv2.LINE_AA, 4)
-        cv2.fillConvexPoly(alpha, _capsule_polygon(a, b, ra, rb), 255, cv2.LINE_AA, 4)
-    # Skin and cloth are soft: blur the layer a little inside, keep the outline's alpha.
-    radius = float(np.median([(p[3] + p[4]) / 2 for p in projected]))
-    soft = np.asarray(cv2.GaussianBlur(layer, (0, 0), max(1.2, 0.18 * radius)), dtype=np.float32)
+        _shade_capsule(layer, alpha, np.array(cap[4]) * gain, a - origin, b - origin, ra, rb,
+                       ldir)
+    soft = np.asarray(cv2.GaussianBlur(layer, (0, 0), 0.8), dtype=np.float32)
+    soft *= _grain(soft.shape[0], soft.shape[1], pose)[..., None]
     cover = np.asarray(cv2.GaussianBlur(alpha, (0, 0), 0.8), dtype=np.float32)
     kernel = _motion_kernel(canvas, pose)
     if kernel is not None:  # a moving hand smears during the exposure
@@ -186,6 +178,49 @@ def draw_hand(image: Image, canvas: Canvas, pose: HandPose, light: Light) -> npt
     roi[...] = (roi * (1 - cover) + soft * cover).astype(np.uint8)
     mask[y0:y1, x0:x1] = np.where(alpha > 127, 255, 0).astype(np.uint8)
     return mask
+
+
+def _shade_capsule(layer: Image, alpha: npt.NDArray[np.uint8], colour: FloatArray,
+                   a: FloatArray, b: FloatArray, ra: float, rb: float, ldir: FloatArray) -> None:
+    """Paint one capsule shaded like a lit cylinder: nested fills, blurred in proportion to
+    the capsule's own width (so thick arms and thin fingers are both smooth)."""
+    h, w = alpha.shape
+    pad = max(ra, rb) + 4
+    x0 = max(int(min(a[0], b[0]) - pad), 0)
+    y0 = max(int(min(a[1], b[1]) - pad), 0)
+    x1 = min(int(max(a[0], b[0]) + pad) + 1, w)
+    y1 = min(int(max(a[1], b[1]) + pad) + 1, h)
+    if x1 <= x0 or y1 <= y0:
+        return
+    shift = np.array([x0, y0], dtype=np.float64)
+    a, b = a - shift, b - shift
+    patch = layer[y0:y1, x0:x1]
+    paint = patch.copy()
+    for share, bright, offset in BANDS:
+        off = ldir * offset * (ra + rb) / 2
+        poly = _capsule_polygon(a + off, b + off, ra * share, rb * share)
+        c = np.clip(colour * bright, 0, 255)
+        cv2.fillConvexPoly(paint, poly, (float(c[0]), float(c[1]), float(c[2])), cv2.LINE_AA, 4)
+    paint = np.asarray(cv2.GaussianBlur(paint, (0, 0), max(0.8, 0.22 * (ra + rb) / 2)),
+                       dtype=np.uint8)
+    cover = np.zeros(patch.shape[:2], np.uint8)
+    cv2.fillConvexPoly(cover, _capsule_polygon(a, b, ra, rb), 255, cv2.LINE_AA, 4)
+    weight = cover.astype(np.float32) / 255.0
+    patch[...] = cv2.blendLinear(paint, patch, weight, 1 - weight)
+    np.maximum(alpha[y0:y1, x0:x1], cover, out=alpha[y0:y1, x0:x1])
+
+
+def _grain(h: int, w: int, pose: HandPose) -> npt.NDArray[np.float32]:
+    """Fine irregular grain (cloth fibres, skin) so the arm is not a smooth plastic tube."""
+    from referee.synth.textures import BANK_SIZE, _bank
+
+    field = _bank("paper", int(abs(pose.shoulder[0])) % 4)
+    if h > BANK_SIZE or w > BANK_SIZE:
+        field = np.asarray(cv2.resize(field, (max(w, BANK_SIZE), max(h, BANK_SIZE))),
+                           dtype=np.float32)
+    y0 = int(abs(pose.grip[1]) * 3) % (field.shape[0] - h + 1)
+    x0 = int(abs(pose.grip[0]) * 3) % (field.shape[1] - w + 1)
+    return np.asarray(0.9 + 0.2 * field[y0:y0 + h, x0:x0 + w], dtype=np.float32)
 
 
 def _motion_kernel(canvas: Canvas, pose: HandPose) -> npt.NDArray[np.float32] | None:
