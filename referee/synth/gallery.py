@@ -118,7 +118,7 @@ def main(folder: str = "docs") -> None:
     from referee.rules.records import parse_record, replay
 
     match, _ = replay(parse_record("Game: Rinne\n\n1. King e2 - e3 = Knight\n"))
-    render_footage("rinne", out / "footage-sample.mp4", 7, match=match,
+    render_footage("rinne", out / "footage-sample.mp4", 19, match=match,
                    options=RenderOptions(width=512, height=288, pieces="dice", tilt=(20, 35)),
                    footage=FootageOptions())
 

@@ -175,7 +175,7 @@ def draw_hand(image: Image, canvas: Canvas, pose: HandPose, light: Light) -> npt
         cover = np.asarray(cv2.filter2D(cover, -1, kernel), dtype=np.float32)
     cover = cover[..., None] / 255.0
     roi = image[y0:y1, x0:x1]
-    roi[...] = (roi * (1 - cover) + soft * cover).astype(np.uint8)
+    roi[...] = np.clip(roi * (1 - cover) + soft * cover, 0, 255).astype(np.uint8)
     mask[y0:y1, x0:x1] = np.where(alpha > 127, 255, 0).astype(np.uint8)
     return mask
 
