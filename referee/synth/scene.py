@@ -61,6 +61,8 @@ class RenderOptions:
             raise RenderError(f"tilt {lo}..{hi} must lie within 0..60 degrees from vertical")
         if self.style not in STYLES:
             raise RenderError(f"unknown style {self.style!r}; known styles: {', '.join(STYLES)}")
+        if not 0 <= self.hands <= 1:
+            raise RenderError(f"hands {self.hands} is a chance: it must lie within 0..1")
         if self.pieces not in (None, "dice", "penta"):
             raise RenderError(f"unknown pieces {self.pieces!r}; known: dice, penta")
 
