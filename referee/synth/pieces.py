@@ -133,19 +133,30 @@ def die_mesh(look: DieLook) -> Mesh:
                             c + inner * u + inner * v, c - inner * u + inner * v])
         faces.append(face(corners, look.body, normal=n, texture=_pip_texture(look, value, px),
                           tex_points=corners))
-    shade_body = look.body
+    # Rounded edges and corners: the cube is an inner box grown by a sphere of radius r.
+    # Each edge is two facets (normals at 22.5° and 67.5°), each corner an octant of the
+    # sphere cut into four triangles, so a highlight runs along part of an edge only.
+    r = half - inner
     for a, b in itertools.combinations(normals.values(), 2):
         if abs(float(a @ b)) > 0.5:
             continue
         w = np.cross(a, b)
-        pts = [centre + a * half + b * inner + w * s * inner for s in (-1, 1)]
-        pts += [centre + b * half + a * inner + w * s * inner for s in (-1, 1)]
-        faces.append(face(np.array(pts), shade_body, normal=a + b))
-    for sx, sy, sz in itertools.product((1, -1), repeat=3):
-        s = np.array([sx, sy, sz], dtype=np.float64)
-        pts = [centre + s * inner + axis * s * (half - inner)
-               for axis in np.eye(3)]
-        faces.append(face(np.array(pts), shade_body, normal=s))
+        base = centre + inner * (a + b)
+        arc = [a, (a + b) / math.sqrt(2), b]
+        for n0, n1 in itertools.pairwise(arc):
+            pts = [base + r * n + w * t * inner for n in (n0, n1) for t in (-1, 1)]
+            faces.append(face(np.array(pts), look.body, normal=n0 + n1))
+    for signs in itertools.product((1, -1), repeat=3):
+        s = np.array(signs, dtype=np.float64)
+        corner = centre + s * inner
+        ex, ey, ez = (np.eye(3)[i] * s[i] for i in range(3))
+        mid = {k: v / np.linalg.norm(v) for k, v in
+               {"xy": ex + ey, "yz": ey + ez, "zx": ez + ex}.items()}
+        for tri in ((ex, mid["xy"], mid["zx"]), (mid["xy"], ey, mid["yz"]),
+                    (mid["zx"], mid["yz"], ez), (mid["xy"], mid["yz"], mid["zx"])):
+            normal = tri[0] + tri[1] + tri[2]
+            faces.append(face(np.array([corner + r * n for n in tri]), look.body,
+                              normal=normal))
     return Mesh(tuple(faces), gloss=look.gloss, shininess=40.0, alpha=look.alpha)
 
 
