@@ -12,12 +12,12 @@ import numpy as np
 import numpy.typing as npt
 
 from referee.synth.games import (
-    GameSpec,
     check_contents,
     contents_from_position,
     game_spec,
     start_contents,
 )
+from referee.synth.hands import HandPose, sample_hand_look
 from referee.synth.placement import place_all
 from referee.synth.scene import FrameState, RenderOptions, Scene
 from referee.synth.truth import Contents, FrameTruth, SquareContent
@@ -44,8 +44,17 @@ def render_frame(game: str, position: Any = None, seed: int = 0,
             contents = start_contents(spec, rng, scene.style.pieces)
     contents = check_contents(spec, contents)
     poses = place_all(contents, rng, scene.style, scene.layout)
-    return scene.render(FrameState(contents, poses), rng)
+    hand = random_hand(scene, rng) if rng.random() < options.hands else None
+    return scene.render(FrameState(contents, poses, hand=hand, steady=hand is None), rng)
 
 
-def spec_of(game: str) -> GameSpec:
-    return game_spec(game)
+def random_hand(scene: Scene, rng: np.random.Generator) -> HandPose:
+    """A hand reaching over a random square from either player's side, open or pinching."""
+    layout = scene.layout
+    name = layout.square_names()[int(rng.integers(layout.files * layout.ranks))]
+    grip = layout.centre(name) + np.array([*rng.uniform(-8, 8, 2), rng.uniform(15, 80)])
+    side = int(rng.integers(2))
+    y = -layout.margin_mm - 330 if side == 0 else layout.height_mm + layout.margin_mm + 330
+    x = layout.width_mm / 2 + float(rng.uniform(-250, 250))
+    return HandPose((float(grip[0]), float(grip[1]), float(grip[2])), (x, y, 380.0),
+                    sample_hand_look(rng), float(rng.uniform(0, 1)))

@@ -177,6 +177,10 @@ def draw_board(rng: np.random.Generator, layout: BoardLayout, style: BoardStyle,
     def xy(wx: float, wy: float) -> tuple[int, int]:  # world mm -> texture pixel (shifted)
         return _pt((wx + m) * sx, (layout.height_mm + m - wy) * sy)
 
+    if style.cell_gap_mm:  # the gaps between separate cells show the line ink
+        gap_ink = tx.jitter(rng, style.line, 0.1)
+        cv2.rectangle(ink, xy(0, layout.height_mm), xy(layout.width_mm, 0), gap_ink, -1,
+                      cv2.LINE_AA, SHIFT)
     for name in layout.square_names():
         f, r = layout.parse(name)
         x0, y0 = f * s, r * s
@@ -191,12 +195,6 @@ def draw_board(rng: np.random.Generator, layout: BoardLayout, style: BoardStyle,
             _goal_mark(ink, style, xy, x0, y0, s, ppm)
         if name in layout.blocked:
             _blocked_mark(ink, style, xy, x0, y0, s, ppm)
-    if style.cell_gap_mm:
-        gap_ink = tx.jitter(rng, style.line, 0.1)
-        mask = np.full((h, w, 3), 255, np.uint8)
-        cv2.rectangle(mask, xy(0, layout.height_mm), xy(layout.width_mm, 0), gap_ink, -1,
-                      cv2.LINE_AA, SHIFT)
-        ink = np.where(ink == 255, mask, ink)
     if style.line_mm > 0:
         thick = max(1, round(style.line_mm * ppm))
         for f in range(layout.files + 1):

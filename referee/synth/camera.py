@@ -105,7 +105,7 @@ class CameraSpec:
     tilt: tuple[float, float] = (0.0, 40.0)  # degrees from straight down
     azimuth: tuple[float, float] = (0.0, 360.0)  # where the camera stands around the board
     hfov: tuple[float, float] = (50.0, 72.0)  # horizontal field of view, degrees
-    fill: tuple[float, float] = (0.55, 0.85)  # board extent / image extent, limiting side
+    fill: tuple[float, float] = (0.6, 0.92)  # board extent / image extent, limiting side
     distortion: float = 1.0  # scale of the drawn lens distortion (0 = ideal pinhole)
 
 
@@ -139,7 +139,7 @@ def sample_camera(rng: np.random.Generator, spec: CameraSpec, extent: FloatArray
     distance = 800.0
     span = float(np.ptp(extent[:, :2], axis=0).max())
     camera = base
-    for _ in range(30):
+    for _ in range(80):
         target = centre + np.array([pan[0], pan[1], 0.0]) * span
         eye = target - distance * math.sin(tilt) * toward
         eye = eye + np.array([0.0, 0.0, distance * math.cos(tilt)])
@@ -153,8 +153,10 @@ def sample_camera(rng: np.random.Generator, spec: CameraSpec, extent: FloatArray
             distance *= ratio / fill
         elif inside:
             break
-        else:
+        elif np.abs(pan).max() > 0.004:
             pan = pan * 0.5
+        else:  # centred and still too big (distortion pushes corners out): shrink
+            fill *= 0.97
     return camera
 
 
@@ -163,7 +165,7 @@ def _distortion_map(width: int, height: int, fx: float, fy: float, cx: float, cy
                     dist: tuple[float, float, float, float, float]) -> tuple[Map, Map]:
     """For every output pixel, where the ideal canvas shows it: the inverse of the lens model,
     solved by fixed-point iteration on a coarse grid and interpolated (it is smooth)."""
-    step = 8
+    step = 4
     # Coarse samples sit where cv2.resize (float, exact integer ratio) expects them, with one
     # sample of padding all round, so every pixel is interpolated and none clamped.
     nx, ny = -(-width // step) + 2, -(-height // step) + 2
@@ -172,13 +174,16 @@ def _distortion_map(width: int, height: int, fx: float, fy: float, cx: float, cy
     xd, yd = np.meshgrid((gx - cx) / fx, (gy - cy) / fy)
     k1, k2, p1, p2, k3 = dist
     x, y = xd.copy(), yd.copy()
-    for _ in range(60):
+    for _ in range(100):
         r2 = x * x + y * y
         radial = 1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 ** 3
         dx = 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
         dy = p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
-        x = (xd - dx) / radial
-        y = (yd - dy) / radial
+        nx_, ny_ = (xd - dx) / radial, (yd - dy) / radial
+        change = float(np.abs(nx_ - x).max() + np.abs(ny_ - y).max())
+        x, y = nx_, ny_
+        if change < 1e-10:
+            break
     coarse = np.dstack([x * fx + cx, y * fy + cy]).astype(np.float32)
     fine = cv2.resize(coarse, (nx * step, ny * step), interpolation=cv2.INTER_LINEAR)
     fine = fine[step:step + height, step:step + width]

@@ -37,7 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", default="",
                         help=f"footage faults, comma-separated: {', '.join(FAULTS)}")
     parser.add_argument("--plies", type=int, default=8, help="length of a random game (footage)")
+    parser.add_argument("--ply", type=int,
+                        help="a frame of the position after this many plies of the record "
+                        "(default: the last)")
     parser.add_argument("--fps", type=float, default=30.0)
+    parser.add_argument("--setup", action="store_true",
+                        help="footage starts from an empty board: the pieces are set out")
+    parser.add_argument("--hand", action="store_true",
+                        help="a frame with a hand reaching over the board")
     parser.add_argument("--clean", action="store_true",
                         help="no sensor effects (noise, blur, JPEG): for exact checks")
 
@@ -71,7 +78,8 @@ def _match(path: str, game: str) -> tuple[Any, str]:
 def run(args: argparse.Namespace) -> int:
     width, height = _size(args.size)
     options = RenderOptions(width=width, height=height, tilt=_tilt(args.tilt), style=args.style,
-                            pieces=args.pieces, effects=not args.clean)
+                            pieces=args.pieces, effects=not args.clean,
+                            hands=1.0 if args.hand else 0.0)
     options.validate()
     spec = game_spec(args.game)
     out = Path(args.out)
@@ -89,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
             raise RenderError(f"records of {spec.name} cannot be replayed yet (no rules)")
         match, record_text = _match(args.record, args.game)
     if suffix in VIDEO_CODECS:
-        footage = FootageOptions(fps=args.fps, plies=args.plies, faults=faults)
+        footage = FootageOptions(fps=args.fps, plies=args.plies, faults=faults,
+                                 setup=args.setup)
         video = render_footage(args.game, out, args.seed, record_text=record_text, match=match,
                                options=options, footage=footage)
         print(f"{out}: {len(video.frames)} frames, {len(video.plies)} acts, "
@@ -97,7 +106,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if faults:
         raise RenderError("--faults apply to footage (.mp4, .avi), not to a single frame")
-    position = match.position if match is not None else None
+    position = None
+    if match is not None:
+        ply = len(match.moves) if args.ply is None else args.ply
+        if not 0 <= ply <= len(match.moves):
+            raise RenderError(f"--ply {ply}: the record has {len(match.moves)} plies")
+        position = match.positions[ply]
+    elif args.ply is not None:
+        raise RenderError("--ply needs --record")
     frame, truth = render_frame(args.game, position, args.seed, options)
     try:
         ok = cv2.imwrite(str(out), frame)

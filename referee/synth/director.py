@@ -33,9 +33,10 @@ FloatArray = npt.NDArray[np.float64]
 @dataclass(frozen=True)
 class Step:
     """One thing a hand does during a trip: `move` a piece from `a` to `b` showing
-    `content`; `take` the piece on `a` off the board; `turn` the piece on `a` to `content`."""
+    `content`; `take` the piece on `a` off the board; `turn` the piece on `a` to `content`;
+    `put` a piece showing `content` from beside the board onto `b` (setting up)."""
 
-    action: str
+    action: str  # move, take, turn, put
     a: str
     b: str = ""
     content: SquareContent | None = None
@@ -51,6 +52,16 @@ class Act:
     steps: tuple[Step, ...]
     ply: int  # the index of the ply this act belongs to
     note: str = ""  # what the steady moment after it is
+
+
+@dataclass
+class Hand:
+    """The hand during a trip: where its fingertips are, how closed, whose it is."""
+
+    grip: FloatArray
+    pinch: float
+    mover: int
+    last: FloatArray | None = None  # the grip in the previous frame (for motion blur)
 
 
 @dataclass
@@ -86,6 +97,7 @@ class Director:
         self.drift = (float(rng.uniform(-0.06, 0.06)), float(rng.uniform(20, 60)))
         self.light_step: tuple[int, float, tuple[float, float, float]] | None = None
         self._shake = np.zeros(3)
+        self.shutter = float(rng.uniform(0.3, 0.8))  # exposure time as a share of a frame
         self.graveyard: list[Placed] = []
         self._grave_slots = [0, 0]
 
@@ -152,23 +164,23 @@ class Director:
         y = -layout.margin_mm - 260 if mover == 0 else layout.height_mm + layout.margin_mm + 260
         return np.array([shoulder[0], y, 260.0])
 
-    def _path(self, hand: dict[str, object], target: FloatArray, seconds: float, *,
+    def _path(self, hand: Hand, target: FloatArray, seconds: float, *,
               arc: float = 0.0, pinch: tuple[float, float] | None = None,
               carried: PiecePose | None = None, turn_to: SquareContent | None = None,
               ) -> PiecePose | None:
         """Move the hand's grip to `target`; a carried piece follows (and is turned to
         `turn_to` halfway)."""
-        start = np.array(hand["grip"], dtype=np.float64)
+        start = hand.grip.copy()
         n = max(2, round(seconds * self.fps * float(self.rng.uniform(0.85, 1.2))))
-        p0, p1 = pinch if pinch else (float(hand["pinch"]), float(hand["pinch"]))  # type: ignore[arg-type]
+        p0, p1 = pinch if pinch else (hand.pinch, hand.pinch)
         wobble = self.rng.normal(0, 1.2, 3)
         for i in range(1, n + 1):
             u = ease(i / n)
             grip = start + (target - start) * u
             grip[2] += arc * math.sin(math.pi * u)
             grip += wobble * math.sin(math.pi * u)
-            hand["grip"] = grip
-            hand["pinch"] = p0 + (p1 - p0) * u
+            hand.grip = grip
+            hand.pinch = p0 + (p1 - p0) * u
             pose = self._hand_pose(hand)
             held = None
             if carried is not None:
@@ -181,20 +193,23 @@ class Director:
             self.emit(pose, held)
         return carried
 
-    def _hand_pose(self, hand: dict[str, object]) -> HandPose:
-        mover = int(hand["mover"])  # type: ignore[call-overload]
-        grip = np.asarray(hand["grip"], dtype=np.float64)
+    def _hand_pose(self, hand: Hand) -> HandPose:
+        mover, grip = hand.mover, hand.grip
         s = self._shoulder(mover)
+        last = grip if hand.last is None else hand.last
+        hand.last = grip.copy()
+        motion = (grip - last) * self.shutter
         return HandPose((float(grip[0]), float(grip[1]), float(grip[2])),
                         (float(s[0]), float(s[1]), float(s[2])), self.looks[mover],
-                        float(hand["pinch"]))  # type: ignore[arg-type]
+                        hand.pinch,
+                        (float(motion[0]), float(motion[1]), float(motion[2])))
 
     # --- acts ------------------------------------------------------------------------------
 
     def act(self, act: Act) -> None:
         """Perform one trip: reach in, do each step, withdraw."""
         first = len(self.frames)
-        hand: dict[str, object] = {"grip": self._rest(act.mover), "pinch": 0.0, "mover": act.mover}
+        hand = Hand(self._rest(act.mover), 0.0, act.mover)
         for step in act.steps:
             if step.action == "move":
                 assert step.content is not None
@@ -204,11 +219,14 @@ class Director:
             elif step.action == "turn":
                 assert step.content is not None
                 self._carry(hand, step.a, step.content, to=step.a)
+            elif step.action == "put":
+                assert step.content is not None
+                self._put(hand, step.b, step.content)
         self._path(hand, self._rest(act.mover), float(self.rng.uniform(0.5, 0.8)), arc=20,
                    pinch=(0.0, 0.0))
         self.marks.acts.append((act, first, len(self.frames) - 1))
 
-    def _carry(self, hand: dict[str, object], square: str, content: SquareContent | None, *,
+    def _carry(self, hand: Hand, square: str, content: SquareContent | None, *,
                to: str | None, mover: int = 0) -> None:
         style = self.scene.style
         pose = self.poses[square]
@@ -249,6 +267,20 @@ class Director:
         self.poses[to] = placed
         self.contents[to] = carried.content
         self._path(hand, target + np.array([0, 0, new_height + 40]), 0.22, pinch=(1.0, 0.0))
+
+    def _put(self, hand: Hand, to: str, content: SquareContent) -> None:
+        """Bring a piece in from beside the board and set it on `to` (setting up)."""
+        pose = place(content, to, self.rng, self.scene.style, self.scene.layout)
+        height = piece_height(content, self.scene.style)
+        hand.pinch = 1.0
+        target = self._world(to, 0.0)
+        carried = self._path(hand, target + np.array([0, 0, height + 35]),
+                             float(self.rng.uniform(0.6, 0.9)), arc=30,
+                             carried=self._lifted(pose))
+        self._path(hand, target + np.array([0, 0, height * 0.75]), 0.22, carried=carried)
+        self.poses[to] = pose
+        self.contents[to] = content
+        self._path(hand, target + np.array([0, 0, height + 40]), 0.22, pinch=(1.0, 0.0))
 
     def _lifted(self, pose: PiecePose) -> PiecePose:
         return replace(pose, lifted=(0.0, 0.0, 0.0), yaw=pose.yaw + self.board.angle)

@@ -28,6 +28,7 @@ from referee.synth.games import (
 )
 from referee.synth.scene import RenderOptions, Scene
 from referee.synth.truth import (
+    EMPTY,
     Contents,
     FootageTruth,
     FrameTruth,
@@ -48,6 +49,7 @@ class FootageOptions:
     faults: tuple[str, ...] = ()
     shake: float = 1.0
     flicker: float = 1.0
+    setup: bool = False  # start from an empty board: the players set the pieces out
 
     def validate(self) -> None:
         unknown = [f for f in self.faults if f not in FAULTS]
@@ -116,6 +118,22 @@ def plan_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tuple
     return acts
 
 
+def setup_acts(contents: Contents) -> list[Act]:
+    """The players set out their pieces, turn about, each from their own side."""
+    sides: list[list[tuple[str, SquareContent]]] = [[], []]
+    for name, content in sorted(contents.items(), key=lambda kv: (kv[0][1:], kv[0][0])):
+        if content.is_piece and content.owner in (0, 1):
+            sides[int(content.owner)].append((name, content))
+    acts = []
+    for i in range(max(len(sides[0]), len(sides[1]))):
+        for owner in (0, 1):
+            if i < len(sides[owner]):
+                name, content = sides[owner][i]
+                acts.append(Act(f"setup {name}", "setup", owner,
+                                (Step("put", "", name, content),), -1, "setup"))
+    return acts
+
+
 def _illegal(game: Any, position: Any, names: list[str], mover: int, kind: str, index: int,
              rng: np.random.Generator) -> list[Act]:
     """A move the rules forbid (a piece to an empty square it cannot reach), then its
@@ -159,9 +177,16 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
         match = random_match(spec, rng, footage.plies)
     pieces = scene.style.pieces
     contents: Contents = contents_from_position(spec, match.positions[0], pieces)
-    director = Director(scene, contents, rng, fps=footage.fps, shake=footage.shake,
-                        flicker=footage.flicker)
+    setup = setup_acts(contents) if footage.setup else []
+    empty = {name: EMPTY for name in contents}
+    director = Director(scene, empty if setup else contents, rng, fps=footage.fps,
+                        shake=footage.shake, flicker=footage.flicker)
     acts = plan_acts(spec, match, pieces, footage.faults, rng)
+    if setup:
+        director.pause(float(rng.uniform(0.8, 1.2)), "empty board")
+        for act in setup:
+            director.act(act)
+            director.pause(float(rng.uniform(0.15, 0.5)), act.note)
     _direct(director, acts, footage, rng)
     writer = _open_writer(path, codec, footage.fps, options.width, options.height)
     dropped = _dropped(len(director.frames), footage, rng)
@@ -192,14 +217,15 @@ def _direct(director: Director, acts: list[Act], footage: FootageOptions,
     if light_after >= 0:
         gain = float(rng.choice([rng.uniform(0.6, 0.8), rng.uniform(1.2, 1.35)]))
         tint = (float(rng.uniform(0.85, 1.1)), 1.0, float(rng.uniform(0.9, 1.15)))
-        director.marks.events["light"] = {"gain": gain, "tint": list(tint)}
+        light_event: dict[str, object] = {"gain": gain, "tint": list(tint)}
+        director.marks.events["light"] = light_event
     for i, act in enumerate(acts):
         director.act(act)
         director.pause(float(rng.uniform(0.6, 1.8)), act.note)
         if i == light_after:
             step = len(director.frames)
             director.light_step = (step, gain, tint)
-            director.marks.events["light"]["frame"] = step  # type: ignore[index]
+            light_event["frame"] = step
             director.pause(float(rng.uniform(0.6, 1.0)), act.note + " (light changed)")
         if i == bump_after:
             director.bump()

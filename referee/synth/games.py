@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,7 @@ def zensu_start(spec: GameSpec) -> Contents:
     return out
 
 
+@lru_cache(maxsize=32)
 def _variants(cells: tuple[tuple[int, int], ...]) -> list[tuple[tuple[int, int], ...]]:
     """Every rotation and reflection of a polyomino, normalised to start at (0, 0)."""
     out = set()
@@ -145,8 +147,9 @@ def _pack(rng: np.random.Generator, free: set[tuple[int, int]],
     order = rng.permutation(len(POLYOMINOES))
     for index in order:
         variants = _variants(POLYOMINOES[index])
-        spots = [(v, (x, y)) for v in variants for x, y in free
-                 if all((x + dx, y + dy) in free and (x + dx, y + dy) not in board for dx, dy in v)]
+        open_cells = free - board.keys()
+        spots = [(v, (x, y)) for v in variants for x, y in sorted(open_cells)
+                 if all((x + dx, y + dy) in open_cells for dx, dy in v)]
         if not spots:
             return False
         shape, (x, y) = spots[int(rng.integers(len(spots)))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -43,6 +44,16 @@ class Mesh:
     convex: bool = True  # convex meshes need no sorting of their faces
     metal: float = 0.0  # metals tint the highlight with their own colour
     outline: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))  # shadow caster
+
+    @cached_property
+    def stacked(self) -> tuple[FloatArray, FloatArray, FloatArray, list[int]]:
+        """All faces' points, normals and centres in arrays, and where each face starts:
+        one projection per mesh instead of one per face."""
+        points = np.concatenate([f.points for f in self.faces])
+        normals = np.stack([f.normal for f in self.faces])
+        centres = np.stack([f.points.mean(axis=0) for f in self.faces])
+        starts = [0, *np.cumsum([len(f.points) for f in self.faces]).tolist()]
+        return points, normals, centres, starts
 
     def caster(self) -> FloatArray:
         if len(self.outline):
@@ -131,22 +142,20 @@ def draw_mesh(image: Image, canvas: Canvas, placed: Placed, light: Light,
     """Rasterise one placed mesh onto the canvas image (in place). `mask`, if given, receives
     the mesh's silhouette (255)."""
     mesh = placed.mesh
-    items = []
-    for f in mesh.faces:
-        pts = placed.world(f.points)
-        n = placed.rotation @ f.normal
-        centre = pts.mean(axis=0)
-        view = cam_pos - centre
-        dist = float(np.linalg.norm(view))
-        view = view / dist
-        if float(n @ view) <= 1e-4:
-            continue
-        items.append((dist, f, pts, n, view))
+    points, normals, centres, starts = mesh.stacked
+    world_n = normals @ placed.rotation.T
+    views = cam_pos - placed.world(centres)
+    dists = np.sqrt((views * views).sum(axis=1))
+    views = views / dists[:, None]
+    facing = np.nonzero((world_n * views).sum(axis=1) > 1e-4)[0]
+    if len(facing) == 0:
+        return
     if not mesh.convex:
-        items.sort(key=lambda item: -item[0])
-    h, w = image.shape[:2]
-    for _, f, pts, n, view in items:
-        px, _ = canvas.project(pts)
+        facing = facing[np.argsort(-dists[facing], kind="stable")]
+    all_px, _ = canvas.project(placed.world(points))
+    for i in facing:
+        f, n, view = mesh.faces[i], world_n[i], views[i]
+        px = all_px[starts[i]:starts[i + 1]]
         diffuse, spec = shade(f.colour, n, view, light, mesh)
         gain = np.array(light.colour) * diffuse
         if f.texture is None or f.tex_points is None:
@@ -156,7 +165,6 @@ def draw_mesh(image: Image, canvas: Canvas, placed: Placed, light: Light,
             _textured(image, canvas, placed, f, px, gain, spec, mesh.alpha)
         if mask is not None:
             cv2.fillConvexPoly(mask, np.round(px * ONE).astype(np.int32), 255, cv2.LINE_8, SHIFT)
-    del h, w
 
 
 def _fill(image: Image, px: FloatArray, colour: FloatArray, alpha: float) -> None:

@@ -44,6 +44,7 @@ class DieLook:
     pip_size: float  # pip radius as a share of the edge
     gloss: float
     alpha: float
+    marble: Colour | None = None  # swirls of a second colour in the plastic
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,13 @@ def _pip_texture(look: DieLook, value: int, px: int) -> Image:
     """A face of the die between its rounded edges: body colour, concave pips."""
     tex = np.zeros((px, px, 3), np.uint8)
     tex[:] = [int(c) for c in look.body]
+    if look.marble is not None:
+        from referee.synth.textures import BANK_SIZE, BANK_VARIANTS, _bank, mix
+
+        swirl = _bank("stone", value % BANK_VARIANTS)
+        y0 = (value * 131 + round(look.size * 7)) % (BANK_SIZE - 2 * px)
+        patch = cv2.resize(swirl[y0:y0 + 2 * px, y0:y0 + 2 * px], (px, px))
+        tex = mix(look.body, look.marble, np.clip(patch * 1.6 - 0.5, 0, 1).astype(np.float32))
     inner = look.size * (0.5 - look.round)  # half-width of the flat face, mm
     scale = px / (2 * inner)
     spread = look.size * 0.27
@@ -125,19 +133,30 @@ def die_mesh(look: DieLook) -> Mesh:
                             c + inner * u + inner * v, c - inner * u + inner * v])
         faces.append(face(corners, look.body, normal=n, texture=_pip_texture(look, value, px),
                           tex_points=corners))
-    shade_body = look.body
+    # Rounded edges and corners: the cube is an inner box grown by a sphere of radius r.
+    # Each edge is two facets (normals at 22.5° and 67.5°), each corner an octant of the
+    # sphere cut into four triangles, so a highlight runs along part of an edge only.
+    r = half - inner
     for a, b in itertools.combinations(normals.values(), 2):
         if abs(float(a @ b)) > 0.5:
             continue
         w = np.cross(a, b)
-        pts = [centre + a * half + b * inner + w * s * inner for s in (-1, 1)]
-        pts += [centre + b * half + a * inner + w * s * inner for s in (-1, 1)]
-        faces.append(face(np.array(pts), shade_body, normal=a + b))
-    for sx, sy, sz in itertools.product((1, -1), repeat=3):
-        s = np.array([sx, sy, sz], dtype=np.float64)
-        pts = [centre + s * inner + axis * s * (half - inner)
-               for axis in np.eye(3)]
-        faces.append(face(np.array(pts), shade_body, normal=s))
+        base = centre + inner * (a + b)
+        arc = [a, (a + b) / math.sqrt(2), b]
+        for n0, n1 in itertools.pairwise(arc):
+            pts = [base + r * n + w * t * inner for n in (n0, n1) for t in (-1, 1)]
+            faces.append(face(np.array(pts), look.body, normal=n0 + n1))
+    for signs in itertools.product((1, -1), repeat=3):
+        s = np.array(signs, dtype=np.float64)
+        corner = centre + s * inner
+        ex, ey, ez = (np.eye(3)[i] * s[i] for i in range(3))
+        mid = {k: v / np.linalg.norm(v) for k, v in
+               {"xy": ex + ey, "yz": ey + ez, "zx": ez + ex}.items()}
+        for tri in ((ex, mid["xy"], mid["zx"]), (mid["xy"], ey, mid["yz"]),
+                    (mid["zx"], mid["yz"], ez), (mid["xy"], mid["yz"], mid["zx"])):
+            normal = tri[0] + tri[1] + tri[2]
+            faces.append(face(np.array([corner + r * n for n in tri]), look.body,
+                              normal=normal))
     return Mesh(tuple(faces), gloss=look.gloss, shininess=40.0, alpha=look.alpha)
 
 
@@ -206,6 +225,17 @@ def _symbol(tex: Image, state: int, centre: tuple[float, float], angle: float, s
         cv2.polylines(tex, [np.array(pts, np.int32)], False, colour, thick, cv2.LINE_AA, 4)
 
 
+def painted_wood(colour: Colour, px: int, variant: int) -> Image:
+    """Stained wood: the body colour over a wood grain that shows through."""
+    from referee.synth.textures import BANK_SIZE, BANK_VARIANTS, _bank
+
+    grain = _bank("wood", variant % BANK_VARIANTS)
+    y0 = (variant * 97) % (BANK_SIZE - px)
+    patch = grain[y0:y0 + px, :px]
+    shade = (0.8 + 0.3 * patch)[..., None]
+    return np.asarray(np.clip(np.array(colour, np.float32) * shade, 0, 255), dtype=np.uint8)
+
+
 def penta_corners(radius: float) -> FloatArray:
     """The pentagon's corners; corner k (the sign of state k+1) at 90° - 72°·k, so the states
     run clockwise seen from above, corner 0 pointing forward (+y)."""
@@ -242,8 +272,7 @@ def zensu_mesh(look: BlockLook, number: int) -> Mesh:
     §4 defaults: "1": forward 1, left 2, right 3, back 4; "2": forward 2, left 1, right 3)."""
     a, px = look.size / 2, 128
     edges = {"forward": number, "left": 2 if number == 1 else 1, "right": 3, "back": 4}
-    tex = np.zeros((px, px, 3), np.uint8)
-    tex[:] = [int(c) for c in look.body]
+    tex = painted_wood(look.body, px, variant=number + round(look.size * 10))
     mid = px / 2
     places = {"forward": ((mid, px * 0.25), 0.0, 0.36), "back": ((mid, px * 0.82), math.pi, 0.16),
               "left": ((px * 0.18, mid), math.pi / 2, 0.16),

@@ -51,6 +51,7 @@ class RenderOptions:
     effects: bool = True  # the sensor model (noise, blur, JPEG …); off for exact tests
     clutter: bool = True
     shadows: bool = True
+    hands: float = 0.0  # chance that a single frame shows a hand over the board
 
     def validate(self) -> None:
         if not (64 <= self.width <= 4096 and 64 <= self.height <= 4096):
@@ -60,6 +61,8 @@ class RenderOptions:
             raise RenderError(f"tilt {lo}..{hi} must lie within 0..60 degrees from vertical")
         if self.style not in STYLES:
             raise RenderError(f"unknown style {self.style!r}; known styles: {', '.join(STYLES)}")
+        if not 0 <= self.hands <= 1:
+            raise RenderError(f"hands {self.hands} is a chance: it must lie within 0..1")
         if self.pieces not in (None, "dice", "penta"):
             raise RenderError(f"unknown pieces {self.pieces!r}; known: dice, penta")
 
@@ -178,6 +181,10 @@ class Scene:
         image = np.asarray(cv2.warpPerspective(self.table_tex, hom, (w, h), flags=cv2.INTER_LINEAR,
                                                borderMode=cv2.BORDER_REFLECT), dtype=np.uint8)
         light = self.style.light
+        # Both planes face up: the light gives them the same tone and colour.
+        tone = light.ambient + light.diffuse * light.vector[2]
+        gain = np.diag([float(c * tone) for c in light.colour])  # per channel, via transform
+        image = np.asarray(cv2.transform(image, gain), dtype=np.uint8)
         # The board's own shadow on the table, then its edges and top.
         rotation, shift = board.transform(layout)
         if self.options.shadows and layout.thickness_mm > 1:
@@ -198,19 +205,17 @@ class Scene:
             cover = np.zeros((ry1 - ry0, rx1 - rx0), np.uint8)
             poly = np.round((px - [rx0, ry0]) * 16).astype(np.int32)
             cv2.fillConvexPoly(cover, poly, 255, cv2.LINE_AA, 4)
-            tone = light.ambient + light.diffuse * light.vector[2]
-            gain = (np.array(light.colour) * tone).astype(np.float32)
-            a = cover.astype(np.float32)[..., None] / 255.0
+            lit = np.asarray(cv2.transform(top.astype(np.float32), gain), dtype=np.float32)
+            shaded = cv2.add(lit, self._gloss(canvas, (rx0, ry0), top.shape[:2]),
+                             dtype=cv2.CV_8U)
+            a = cover.astype(np.float32) / 255.0
             roi = image[ry0:ry1, rx0:rx1]
-            shaded = top.astype(np.float32) * gain
-            self._gloss(shaded, canvas, (rx0, ry0))
-            roi[...] = np.clip(roi * (1 - a) + shaded * a, 0, 255).astype(np.uint8)
-        # Light falls on the table too (the board's tone is already set above).
+            roi[...] = cv2.blendLinear(shaded, roi, a, 1 - a)
         self._bg_key, self._bg = key, image
         return canvas, image
 
-    def _gloss(self, shaded: npt.NDArray[np.float32], canvas: Canvas, origin: tuple[int, int],
-               ) -> None:
+    def _gloss(self, canvas: Canvas, origin: tuple[int, int], shape: tuple[int, ...],
+               ) -> npt.NDArray[np.float32]:
         """A varnished or laminated board mirrors the lamp: a soft bright patch where the
         light's reflection meets the eye."""
         gloss = self.style.board.gloss
@@ -221,11 +226,15 @@ class Scene:
         spot = np.array([eye[0] + t * lv[0], eye[1] + t * lv[1], 0.0])
         px, depth = canvas.project(spot[None])
         radius = canvas.camera.fx * 140 / max(float(depth[0]), 1.0)
-        h, w = shaded.shape[:2]
-        ys, xs = np.ogrid[0:h, 0:w]
-        d2 = ((xs + origin[0] - px[0, 0]) ** 2 + (ys + origin[1] - px[0, 1]) ** 2) / radius ** 2
-        glow = (0.35 * gloss * 255 * np.exp(-d2)).astype(np.float32)
-        shaded += glow[..., None] * np.array(light.colour, np.float32)
+        h, w = shape[0], shape[1]
+        k = 8  # the glow is smooth: compute it coarsely, then enlarge
+        ys = (np.arange(h // k + 2, dtype=np.float32) * k + origin[1] - px[0, 1]) / radius
+        xs = (np.arange(w // k + 2, dtype=np.float32) * k + origin[0] - px[0, 0]) / radius
+        small = np.exp(-(ys[:, None] ** 2 + xs[None, :] ** 2)) * np.float32(0.35 * gloss * 255)
+        glow = cv2.resize(small, ((w // k + 2) * k, (h // k + 2) * k),
+                          interpolation=cv2.INTER_LINEAR)[:h, :w]
+        colour = np.array(light.colour, np.float32)
+        return np.asarray(cv2.merge([glow * c for c in colour]), dtype=np.float32)
 
     # --- per frame -----------------------------------------------------------------------
 
@@ -275,7 +284,7 @@ class Scene:
         camera = state.camera or self.camera
         canvas, background = self._background(state.board, camera)
         image = background.copy()
-        light, cam_pos = self.style.light, camera.position
+        light = self.style.light
         tiles, markers = flat_placed(state.contents, self.style, self.layout, state.board,
                                      self.seed)
         pieces = [piece_placed(p, self.style, self.layout, state.board)
@@ -291,14 +300,41 @@ class Scene:
         hand_mask = None
         if state.hand is not None:
             hand_mask = draw_hand(image, canvas, state.hand, light)
+        self._defocus(image, canvas)
         frame = canvas.distort(image)
-        del cam_pos
         occluded: tuple[str, ...] = ()
         if hand_mask is not None:
             occluded = self._occluded(canvas, canvas.distort(hand_mask), state)
         if self.options.effects:
             frame = apply_sensor(frame, self.style, rng, state.exposure)
         return frame, self.truth(index, camera, state, occluded)
+
+    def _defocus(self, image: Image, canvas: Canvas) -> None:
+        """Depth of field: the lens focuses on the board; what lies nearer or farther (the
+        table at a tilted view) blurs with its relative depth difference. The table's depth
+        is exact per pixel: 1/depth of a plane is affine in image coordinates."""
+        strength = self.style.sensor.dof * canvas.camera.width / 1280
+        if strength < 0.5 or not self.options.effects:
+            return
+        cam = canvas.camera
+        w, h = canvas.size
+        rot = cam.R
+        centre = cam.position
+        focus = float(np.mean(cam.to_camera(self.layout.corners())[:, 2]))
+        k = 8
+        us = (np.arange(w // k + 2) * k - cam.cx - canvas.margin) / cam.fx
+        vs = (np.arange(h // k + 2) * k - cam.cy - canvas.margin) / cam.fy
+        ray_z = rot[0, 2] * us[None, :] + rot[1, 2] * vs[:, None] + rot[2, 2]
+        depth = -(centre[2] + self.layout.thickness_mm) / np.minimum(ray_z, -1e-3)
+        sigma = np.abs(1 - focus / depth) * strength
+        small = np.clip(sigma / 2.5, 0, 1).astype(np.float32)
+        if float(small.max()) < 0.1:
+            return
+        weight = cv2.resize(small, ((w // k + 2) * k, (h // k + 2) * k),
+                            interpolation=cv2.INTER_LINEAR)[:h, :w]
+        blurred = cv2.GaussianBlur(image, (0, 0), 2.5)
+        weight = np.ascontiguousarray(weight)
+        image[...] = cv2.blendLinear(blurred, image, weight, 1 - weight)
 
     def _layer(self, image: Image, canvas: Canvas, placed: list[Placed], carried: list[Placed],
                hand: HandPose | None) -> None:

@@ -66,8 +66,8 @@ def apply_sensor(image: Image, style: Style, rng: np.random.Generator,
     scale = w / 1280.0
     gain = _gain_map(w, h, style.lamp, s.vignette) * np.float32(s.exposure * ex.gain)
     channel = np.array(s.wb, np.float32) * np.array(ex.tint, np.float32)
-    img = image.astype(np.float32) * gain[..., None] * channel
-    out = np.clip(img, 0, 255).astype(np.uint8)
+    gains = cv2.merge([gain * np.float32(c) for c in channel])
+    out = _u8(cv2.multiply(image, gains, dtype=cv2.CV_8U))
     if s.blur * scale > 0.3:
         out = _u8(cv2.GaussianBlur(out, (0, 0), s.blur * scale))
     motion = s.motion + ex.motion
@@ -77,9 +77,7 @@ def apply_sensor(image: Image, style: Style, rng: np.random.Generator,
     if s.sharpen > 0.05:
         soft = cv2.GaussianBlur(out, (0, 0), 1.6 * max(scale, 0.5))
         out = _u8(cv2.addWeighted(out, 1 + s.sharpen, soft, -s.sharpen, 0))
-    if abs(s.gamma - 1) > 0.01:
-        lut = (np.linspace(0, 1, 256) ** (1 / s.gamma) * 255).astype(np.uint8)
-        out = _u8(cv2.LUT(out, lut))
+    out = _u8(cv2.LUT(out, tone_curve(s)))
     out = _noise(out, s, rng)
     if jpeg and s.jpeg:
         ok, data = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, s.jpeg])
@@ -100,6 +98,16 @@ def _noise_bank(height: int, width: int) -> tuple[npt.NDArray[np.float32], npt.N
     return cv2.merge([luma] * 3) + chroma, cv2.merge([luma] * 3) - chroma
 
 
+def tone_curve(s: SensorStyle) -> Image:
+    """The camera's tone curve as a lookup table: gamma, an S-shaped contrast (cameras
+    lift mid-tone contrast) and a lifted black level (flare, a cheap sensor)."""
+    x = np.linspace(0, 1, 256) ** (1 / s.gamma)
+    s_curve = x + s.contrast * x * (1 - x) * (2 * x - 1) * 2
+    black = s.black / 255.0
+    y = black + (1 - black) * np.clip(s_curve, 0, 1)
+    return np.asarray(np.round(y * 255), dtype=np.uint8)
+
+
 def _noise(image: Image, s: SensorStyle, rng: np.random.Generator) -> Image:
     """Shot noise grows with the square root of the signal; read noise is constant. Luma
     noise is fine-grained, chroma noise blotchy (demosaicing and denoising smear it)."""
@@ -110,5 +118,5 @@ def _noise(image: Image, s: SensorStyle, rng: np.random.Generator) -> Image:
     field = bank[y:y + h, x:x + w]
     levels = np.arange(256, dtype=np.float32)
     lut = np.sqrt(np.float32(s.noise**2) + np.float32(s.shot**2) * levels).astype(np.float32)
-    sigma = lut[image]
+    sigma = cv2.LUT(image, lut)
     return np.asarray(cv2.add(image, cv2.multiply(sigma, field), dtype=cv2.CV_8U), dtype=np.uint8)

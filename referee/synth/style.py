@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from referee.errors import RenderError
@@ -44,6 +45,10 @@ class SensorStyle:
     jpeg: int  # JPEG quality, 0 = none
     vignette: float
     sharpen: float
+    contrast: float  # S-curve strength, 0 = none
+    black: float  # lifted black level, 8-bit units
+    dof: float  # defocus away from the board's plane of focus: blur sigma per unit of
+    # relative depth difference, pixels at 1280 px width
 
 
 @dataclass(frozen=True)
@@ -68,15 +73,21 @@ class Style:
         return f"{self.family}:{self.board.material}/{self.table}/{self.pieces}"
 
 
+def colour_distance(a: Colour, b: Colour) -> float:
+    """Distance of two BGR colours in OpenCV's 8-bit CIELAB."""
+    pair = cv2.cvtColor(np.array([[a, b]], dtype=np.uint8), cv2.COLOR_BGR2LAB).astype(float)
+    return float(np.linalg.norm(pair[0, 0] - pair[0, 1]))
+
+
 def _die_pair(rng: np.random.Generator, square: float) -> tuple[DieLook, DieLook]:
     names = list(DIE_COLOURS)
     first = str(rng.choice(names))
-    # The two sides must differ clearly: a light and a dark, or two far-apart hues.
-    far = [n for n in names if np.abs(np.array(DIE_COLOURS[n]) - DIE_COLOURS[first]).sum() > 200]
+    # The two sides must differ clearly, as people see colour (CIELAB), not only in BGR.
+    far = [n for n in names if colour_distance(DIE_COLOURS[n], DIE_COLOURS[first]) >= 95]
     second = str(rng.choice(far))
     size = square * float(rng.uniform(0.42, 0.62))
     rounded = float(rng.uniform(0.06, 0.14))
-    pip = float(rng.uniform(0.07, 0.095))
+    pip = float(rng.uniform(0.07, 0.11))
     looks = []
     for name in (first, second):
         body = tx.jitter(rng, DIE_COLOURS[name], 0.06)
@@ -86,8 +97,12 @@ def _die_pair(rng: np.random.Generator, square: float) -> tuple[DieLook, DieLook
             pips = (40, 170, 210) if not light else (120, 40, 20)  # gold or navy pips
         one = (30, 30, 190) if light and rng.random() < 0.3 else pips
         alpha = float(rng.uniform(0.8, 0.92)) if (not light and rng.random() < 0.12) else 1.0
+        marble = None
+        if rng.random() < 0.15:  # marbled plastic: swirls of a lighter or darker tone
+            m = [min(255.0, c * 1.6 + 40) if not light else c * 0.6 for c in body]
+            marble = tx.jitter(rng, (m[0], m[1], m[2]), 0.1)
         looks.append(DieLook(size, body, pips, one, rounded, pip, float(rng.uniform(0.15, 0.6)),
-                             alpha))
+                             alpha, marble))
     return looks[0], looks[1]
 
 
@@ -127,7 +142,9 @@ def _light(rng: np.random.Generator) -> Light:
 
 
 def _sensor(rng: np.random.Generator) -> SensorStyle:
-    wb = (float(rng.uniform(0.9, 1.1)), 1.0, float(rng.uniform(0.9, 1.1)))
+    # White balance errs mostly along blue–amber, a little along green–magenta.
+    amber, green = float(rng.uniform(-0.1, 0.1)), float(rng.uniform(-0.03, 0.03))
+    wb = (1.0 - amber, 1.0 + green, 1.0 + amber)
     return SensorStyle(
         wb=wb, exposure=float(rng.uniform(0.8, 1.15)), gamma=float(rng.uniform(0.9, 1.1)),
         noise=float(rng.uniform(1.0, 5.0)), shot=float(rng.uniform(0.1, 0.5)),
@@ -135,7 +152,9 @@ def _sensor(rng: np.random.Generator) -> SensorStyle:
         motion=float(rng.uniform(0, 3.0)) if rng.random() < 0.25 else 0.0,
         motion_angle=float(rng.uniform(0, 180)),
         jpeg=int(rng.integers(55, 96)) if rng.random() < 0.8 else 0,
-        vignette=float(rng.uniform(0.0, 0.35)), sharpen=float(rng.uniform(0, 0.6)),
+        vignette=float(rng.uniform(0.05, 0.45)), sharpen=float(rng.uniform(0, 0.6)),
+        contrast=float(rng.uniform(-0.1, 0.35)), black=float(rng.uniform(0, 14)),
+        dof=float(rng.uniform(4.0, 14.0)) if rng.random() < 0.6 else 0.0,
     )
 
 
@@ -149,9 +168,9 @@ def sample_style(rng: np.random.Generator, family: str = "random", *, square_mm:
     tables: dict[str, list[tuple[Colour, Colour]]] = {
         "wood": [((95, 135, 180), (45, 70, 105)), ((70, 95, 130), (30, 45, 65)),
                  ((150, 180, 205), (95, 125, 160)), ((60, 70, 85), (25, 30, 40))],
-        "cloth": [((60, 110, 40), (40, 80, 30)), ((120, 60, 40), (90, 40, 30)),
-                  ((150, 150, 150), (120, 120, 120)), ((50, 50, 120), (30, 30, 90)),
-                  ((200, 200, 205), (170, 170, 175))],
+        "cloth": [((70, 105, 55), (50, 80, 40)), ((115, 75, 60), (90, 55, 45)),
+                  ((150, 150, 150), (120, 120, 120)), ((60, 60, 110), (40, 40, 85)),
+                  ((190, 192, 196), (165, 168, 172)), ((120, 135, 150), (95, 105, 120))],
         "stone": [((190, 190, 195), (120, 120, 125)), ((80, 80, 85), (150, 150, 155)),
                   ((175, 190, 200), (110, 120, 130))],
         "laminate": [((220, 225, 228), (200, 205, 210)), ((180, 190, 195), (160, 170, 175)),
@@ -170,7 +189,7 @@ def sample_style(rng: np.random.Generator, family: str = "random", *, square_mm:
                         [(60, 60, 170), (170, 110, 40), (60, 150, 70), (40, 170, 210),
                          (150, 70, 130)]]
     lamp = (float(rng.uniform(-0.8, 0.8)), float(rng.uniform(-0.8, 0.8)),
-            float(rng.uniform(0.1, 0.45)))
+            float(rng.uniform(0.15, 0.55)))
     return Style(
         family=family, board=board, table=table,
         table_colours=(tx.jitter(rng, pair[0], 0.08), tx.jitter(rng, pair[1], 0.08)),

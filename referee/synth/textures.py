@@ -128,7 +128,7 @@ def grime(rng: np.random.Generator, image: Image, px_per_mm: float, amount: floa
 # --- a bank of cached grain fields, so that each render only crops and colours one ------
 
 BANK_SIZE = 1024
-BANK_VARIANTS = 12
+BANK_VARIANTS = 8
 BANK_PPM = {"wood": 2.0, "planks": 1.0, "paper": 2.0, "cloth": 2.0, "stone": 1.0}
 
 
@@ -149,6 +149,14 @@ def _bank(kind: str, variant: int) -> Field:
     else:
         img = stone(rng, shape, ppm, white, black)
     return np.asarray(img[..., 1].astype(np.float32) / 255.0, dtype=np.float32)
+
+
+def warm_up() -> None:
+    """Make every cached grain field now (about 10 s once per process) rather than on the
+    first renders that need them."""
+    for kind in BANK_PPM:
+        for variant in range(BANK_VARIANTS):
+            _bank(kind, variant)
 
 
 def material(rng: np.random.Generator, kind: str, shape: tuple[int, int], ppm: float,

@@ -25,6 +25,10 @@ def test_render_a_frame_with_its_truth(tmp_path: Path, capsys: pytest.CaptureFix
     # The sample game ends with White's Queen on c6.
     assert truth["squares"]["c6"]["owner"] == 0 and truth["squares"]["c6"]["value"] == 5
     assert "frame.png" in capsys.readouterr().out
+    code = main(["render", "--game", "rinne", "--record", str(RECORDS / "rinne-sample.txt"),
+                 "--ply", "0", "--seed", "4", "--out", str(out), "--size", "320x240"])
+    truth = json.loads(out.with_suffix(".json").read_text())
+    assert code == 0 and truth["squares"]["c1"]["value"] == 1  # the start: all Kings
 
 
 def test_render_footage(tmp_path: Path) -> None:
@@ -47,6 +51,7 @@ def test_render_footage(tmp_path: Path) -> None:
     (["--game", "rinne", "--record", "BAD"], "line 3:"),
     (["--game", "rinne", "--record", "MISSING"], "no such file"),
     (["--game", "rinne", "--faults", "drop"], "apply to footage"),
+    (["--game", "rinne", "--record", "RECORD", "--ply", "40"], "the record has 31 plies"),
 ])
 def test_bad_input_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                           args: list[str], message: str) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from referee.errors import OutputError, RenderError
+from referee.rules import find_game
 from referee.rules.records import parse_record, replay
 from referee.synth.footage import FootageOptions, render_footage
 from referee.synth.games import contents_from_position, game_spec
@@ -111,3 +112,38 @@ def test_footage_refuses_bad_requests(tmp_path: Path) -> None:
     with pytest.raises(RenderError, match="unknown fault"):
         render_footage("rinne", tmp_path / "x.mp4", 1, options=TINY,
                        footage=FootageOptions(faults=("earthquake",)))
+
+
+def test_penta_pieces_turn_to_their_new_state(tmp_path: Path) -> None:
+    match = _record("Game: Rinne\n\n1. King e2 - e3 = Knight\n")
+    truth = render_footage("rinne", tmp_path / "p.avi", 4, match=match,
+                           options=RenderOptions(width=192, height=144, pieces="penta"),
+                           footage=FAST)
+    final = truth.steady[-1].contents()["e3"]
+    assert (final.kind, final.owner, final.value) == ("penta", 0, 2)
+    assert truth.steady[-1].contents()["e2"].kind == "empty"
+    assert "e3" in dict(truth.frames[truth.steady[-1].start_frame].tops)
+
+
+def test_setup_sets_out_every_piece(tmp_path: Path) -> None:
+    truth = render_footage("flipflop-3x3", tmp_path / "s.avi", 6, options=TINY,
+                           footage=FootageOptions(fps=6, plies=0, setup=True))
+    assert truth.steady[0].note == "empty board"
+    assert all(c.kind == "empty" for c in truth.steady[0].contents().values())
+    setups = [p for p in truth.plies if p.kind == "setup"]
+    assert len(setups) == 6
+    start = next(s for s in truth.steady if s.note == "start").contents()
+    pieces = "dice" if any(c.kind == "die" for c in start.values()) else "penta"
+    assert start == contents_from_position(game_spec("flipflop-3x3"),
+                                           find_game("flipflop-3x3").start(), pieces)
+
+
+def test_a_capture_takes_the_piece_off_the_board(tmp_path: Path) -> None:
+    match = _record("Game: FlipFlop\nVariant: 3x3\n\n1. Rook b1 x b3 = Bishop\n")
+    truth = render_footage("flipflop-3x3", tmp_path / "c.avi", 8, match=match, options=TINY,
+                           footage=FootageOptions(fps=6))
+    before, after = truth.steady[0].contents(), truth.steady[-1].contents()
+    assert (after["b3"].owner, after["b3"].value) == (0, 3)  # White's Bishop now
+    assert after["b1"].kind == "empty"
+    pieces = [sum(c.is_piece for c in s.values()) for s in (before, after)]
+    assert pieces == [6, 5]

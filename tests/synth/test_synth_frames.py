@@ -12,6 +12,7 @@ from referee.rules import find_game
 from referee.synth import RenderOptions, render_frame
 from referee.synth.games import game_spec, known_games, renaissance_position
 from referee.synth.scene import Scene
+from referee.synth.style import colour_distance
 from referee.synth.truth import FrameTruth, SquareContent
 
 SMALL = RenderOptions(width=320, height=240)
@@ -37,7 +38,7 @@ def test_different_seeds_give_different_styles() -> None:
 def test_die_colours_of_a_game_differ_clearly() -> None:
     for seed in range(20):
         dice = Scene(game_spec("rinne"), seed, SMALL).style.dice
-        assert np.abs(np.array(dice[0].body) - np.array(dice[1].body)).sum() > 150
+        assert colour_distance(dice[0].body, dice[1].body) > 80
 
 
 @pytest.mark.parametrize("game", known_games())
