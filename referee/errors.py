@@ -29,3 +29,11 @@ class RecordError(RefereeError, ValueError):
 
 class RulesetError(RefereeError, ValueError):
     """A ruleset file or option that is invalid."""
+
+
+class ModelError(RefereeError, ValueError):
+    """A model file or its card that is missing, corrupt, or does not match the other."""
+
+
+class ImageError(RefereeError, ValueError):
+    """An image file that is missing or cannot be decoded."""
