@@ -39,6 +39,24 @@ class Augment:
     p_noise: float = 0.5
     p_jpeg: float = 0.4
 
+    @classmethod
+    def mild(cls) -> Augment:
+        """The last stretch of training: still any turn, gentler camera and light, closer to
+        the real photographs (fine-tuning on their train split)."""
+        return cls(
+            scale=(0.9, 1.1),
+            shift=0.08,
+            skew=0.015,
+            p_grid=0.25,
+            p_hue=0.15,
+            p_gray=0.03,
+            p_light=0.15,
+            p_blur=0.15,
+            p_lowres=0.05,
+            p_noise=0.3,
+            p_jpeg=0.25,
+        )
+
     def as_dict(self) -> dict[str, object]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 

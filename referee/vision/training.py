@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -50,7 +51,7 @@ class TrainConfig:
     seed: int = 7
     size: int = 48
     margin: float = 0.12
-    widths: tuple[int, int, int, int] = (16, 32, 32, 64)
+    arch: str = "c16s2,c32,p,c32,c32,p,c64"
     steps: int = 6000
     batch: int = 64
     lr: float = 4e-3
@@ -63,6 +64,7 @@ class TrainConfig:
     eval_every: int = 250
     threads: int = 1
     augment: Augment = field(default_factory=Augment)
+    mild_from: float = 0.75  # share of the steps after which `Augment.mild()` takes over
 
     @property
     def spec(self) -> CropSpec:
@@ -77,28 +79,31 @@ class TrainResult:
     seconds: float
 
 
-def build_net(widths: Sequence[int], classes: int) -> Any:
+def build_net(arch: str, classes: int) -> Any:
+    """The CNN an architecture string describes: comma-separated layers, `cN` a 3x3 conv
+    to N channels with batch norm and ReLU (`cNs2` with stride 2), `p` a 2x2 max-pool;
+    then global average pooling and one linear layer to the classes."""
     import torch.nn as nn
 
-    def block(cin: int, cout: int, stride: int = 1) -> list[Any]:
-        return [
-            nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
-            nn.BatchNorm2d(cout),
+    layers: list[Any] = []
+    channels = 3
+    for token in arch.split(","):
+        if token == "p":
+            layers.append(nn.MaxPool2d(2))
+            continue
+        stride = 2 if token.endswith("s2") else 1
+        try:
+            out = int(token.removesuffix("s2").removeprefix("c"))
+        except ValueError:
+            raise ModelError(f"bad layer {token!r} in architecture {arch!r}") from None
+        layers += [
+            nn.Conv2d(channels, out, 3, stride, 1, bias=False),
+            nn.BatchNorm2d(out),
             nn.ReLU(inplace=True),
         ]
-
-    w1, w2, w3, w4 = widths
+        channels = out
     return nn.Sequential(
-        *block(3, w1, 2),
-        *block(w1, w2),
-        nn.MaxPool2d(2),
-        *block(w2, w3),
-        *block(w3, w3),
-        nn.MaxPool2d(2),
-        *block(w3, w4),
-        nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(),
-        nn.Linear(w4, classes),
+        *layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, classes)
     )
 
 
@@ -131,13 +136,13 @@ class BatchMaker:
             return self.empties[int(rng.integers(len(self.empties)))]
         return self.dice[int(rng.integers(len(self.dice)))]
 
-    def batch(self) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    def batch(self, augment: Augment) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
         config = self.config
         crops = np.empty((config.batch, config.size, config.size, 3), np.uint8)
         labels = np.empty(config.batch, np.int64)
         for i in range(config.batch):
             sample = self.sample()
-            crops[i] = augmented_crop(sample, config.spec, self.rng, config.augment)
+            crops[i] = augmented_crop(sample, config.spec, self.rng, augment)
             labels[i] = sample.label
         return crops, labels
 
@@ -177,17 +182,19 @@ def train_dice(
         f"{len(fit_files)} photos; validating on {len(val)} squares of {len(val_files)} photos"
     )
 
-    net = build_net(config.widths, len(DICE_LABELS))
+    net = build_net(config.arch, len(DICE_LABELS))
     optimiser = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     schedule = torch.optim.lr_scheduler.OneCycleLR(
         optimiser, max_lr=config.lr, total_steps=config.steps, pct_start=0.15
     )
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
     batches = BatchMaker(dice, empties, config, rng)
+    mild_augment = Augment.mild()
     best: tuple[float, float, int] = (-1.0, 0.0, 0)
     best_state: dict[str, Any] = {}
     for step in range(1, config.steps + 1):
-        crops, labels = batches.batch()
+        mild = step > config.mild_from * config.steps
+        crops, labels = batches.batch(mild_augment if mild else config.augment)
         net.train()
         loss = loss_fn(net(torch.from_numpy(normalise(crops))), torch.from_numpy(labels))
         optimiser.zero_grad(set_to_none=True)
@@ -260,10 +267,14 @@ def _recipe(
 
     recipe = asdict(config)
     recipe["augment"] = config.augment.as_dict()
+    recipe["augment_mild"] = Augment.mild().as_dict()
     recipe.update(
         {
             "command": "referee train --pieces dice",
-            "architecture": "5 x (conv3x3-BN-ReLU), 2 max-pools, global avg pool, linear",
+            "architecture": (
+                "arch: cN = conv3x3-BN-ReLU to N channels (s2: stride 2), p = 2x2 max-pool; "
+                "then global average pool and a linear layer"
+            ),
             "optimiser": "AdamW, one-cycle LR, cross-entropy with label smoothing",
             "data": (
                 "real-dice-byler train split (faces) + bare tray squares of the same photos "
@@ -287,16 +298,19 @@ def export_onnx(net: Any, path: Path, size: int, *, check: Any) -> None:
     import torch
 
     model = torch.nn.Sequential(net, torch.nn.Softmax(dim=1)).eval()
-    torch.onnx.export(
-        model,
-        (torch.zeros(1, 3, size, size),),
-        str(path),
-        input_names=[INPUT_NAME],
-        output_names=["probabilities"],
-        dynamic_axes={INPUT_NAME: {0: "n"}, "probabilities": {0: "n"}},
-        opset_version=17,
-        dynamo=False,
-    )
+    # The TorchScript exporter: deprecated, but exact and quick for a plain CNN; it warns.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            model,
+            (torch.zeros(1, 3, size, size),),
+            str(path),
+            input_names=[INPUT_NAME],
+            output_names=["probabilities"],
+            dynamic_axes={INPUT_NAME: {0: "n"}, "probabilities": {0: "n"}},
+            opset_version=17,
+            dynamo=False,
+        )
     with torch.no_grad():
         expected = model(check).numpy()
     options = ort.SessionOptions()
