@@ -62,7 +62,14 @@ def _classify(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from referee.vision.tasks import train_pieces
 
-    train_pieces(args.pieces, out=args.out, data=args.data, steps=args.steps, seed=args.seed)
+    train_pieces(
+        args.pieces,
+        out=args.out,
+        data=args.data,
+        steps=args.steps,
+        seed=args.seed,
+        extra=args.extra or (),
+    )
     return 0
 
 
@@ -90,6 +97,8 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     train.add_argument("--data", help=data_help)
     train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
     train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
+    train.add_argument("--extra", action="append", metavar="DIR",
+                       help="a folder of more labelled crops (labels.csv: file,label); repeatable")
     evaluate = verb("eval", _eval, "print a classifier's accuracy tables on real photos")
     evaluate.add_argument("--pieces", required=True, help="piece set: dice")
     evaluate.add_argument("--data", help=data_help)

@@ -7,11 +7,14 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.errors import ModelError
 from referee.vision.classifier import Classifier, ModelCard, default_models_dir
-from referee.vision.datasets import read_image
+from referee.vision.datasets import folder_samples, read_image
+
+if TYPE_CHECKING:
+    from referee.vision.evaluate import DiceReport
 
 PIECE_SETS = ("dice",)
 
@@ -54,14 +57,16 @@ def train_pieces(
     data: str | None = None,
     steps: int | None = None,
     seed: int | None = None,
+    extra: Sequence[str] = (),
     progress: Callable[[str], None] = print,
 ) -> ModelCard:
     """Train the model for `pieces`, write it and its card, then measure it on the real
-    test split and add that to the card (measured after training; never used to choose)."""
+    test split and add that to the card (measured after training; never used to choose).
+    `extra` folders of labelled crops (a `labels.csv` each, see `datasets.folder_samples`)
+    join the training set, such as rendered squares."""
     check_pieces(pieces)
     try:
-        from referee.vision.evaluate import evaluate_dice
-        from referee.vision.training import TrainConfig, train_dice, write_card
+        from referee.vision.training import TrainConfig, train_dice
     except ImportError as error:  # torch missing: the `train` extra is not installed
         raise ModelError(f"training needs the train extra ({error.name} is missing)") from None
     if hasattr(os, "nice"):
@@ -72,20 +77,33 @@ def train_pieces(
     if seed is not None:
         config = dataclasses.replace(config, seed=seed)
     out_dir = Path(out) if out else default_models_dir()
-    result = train_dice(out_dir, config=config, data_dir=data, name=pieces, progress=progress)
-    classifier = Classifier.load(result.onnx_path)
+    samples = [s for folder in extra for s in folder_samples(folder, margin=config.margin)]
+    result = train_dice(
+        out_dir, config=config, data_dir=data, extra=samples, name=pieces, progress=progress
+    )
+    report = record_real_test(result.onnx_path, data)
+    progress(
+        f"wrote {result.onnx_path} ({result.onnx_path.stat().st_size // 1024} KiB); "
+        f"real test face accuracy {report.face_accuracy:.2%}"
+    )
+    return Classifier.load(result.onnx_path).card
+
+
+def record_real_test(onnx_path: Path, data: str | None = None) -> DiceReport:
+    """Measure a freshly trained model on the real test split and write the figures into
+    its card's `metrics.real_test` (the card only: the .onnx and its sha256 stay)."""
+    from referee.vision.evaluate import evaluate_dice
+    from referee.vision.training import write_card
+
+    classifier = Classifier.load(onnx_path)
     report = evaluate_dice(classifier, data)
     metrics = dict(classifier.card.metrics)
     metrics["real_test"] = report.as_dict() | {
         "note": "real-dice-byler test split, measured after training, never used to choose"
     }
     card = dataclasses.replace(classifier.card, metrics=metrics)
-    write_card(card, out_dir / f"{pieces}.json")
-    progress(
-        f"wrote {result.onnx_path} ({result.onnx_path.stat().st_size // 1024} KiB); "
-        f"real test face accuracy {report.face_accuracy:.2%}"
-    )
-    return card
+    write_card(card, onnx_path.with_suffix(".json"))
+    return report
 
 
 def to_json_line(result: dict[str, Any]) -> str:

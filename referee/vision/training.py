@@ -51,17 +51,17 @@ class TrainConfig:
     seed: int = 7
     size: int = 48
     margin: float = 0.12
-    arch: str = "c16s2,c32,p,c32,c32,p,c64"
-    steps: int = 6000
+    arch: str = "c16s2,c32,p,c48,c48,p,c64"
+    steps: int = 8000
     batch: int = 64
     lr: float = 4e-3
     weight_decay: float = 5e-4
     label_smoothing: float = 0.05
     val_fraction: float = 0.1
     tray_empties_per_photo: int = 24
-    p_empty: float = 0.2  # share of a batch that is empty squares
+    p_empty: float = 0.12  # share of a batch that is empty squares
     p_synthetic: float = 0.5  # of those, share made from nothing rather than tray
-    eval_every: int = 250
+    eval_every: int = 500
     threads: int = 1
     augment: Augment = field(default_factory=Augment)
     mild_from: float = 0.75  # share of the steps after which `Augment.mild()` takes over
