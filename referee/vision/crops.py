@@ -10,6 +10,7 @@ at `margin / (1 + 2 * margin)` of the crop width from each edge.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -91,33 +92,48 @@ def crop_square(image_bgr: ImageBGR, quad: Quad, spec: CropSpec) -> ImageBGR:
     """Cut the square `quad` of `image_bgr` with its margin, warped to spec.size pixels.
     Parts outside the image are filled by reflection, so a square at the image edge still
     looks like a square rather than one with a black band."""
+    return crop_squares(image_bgr, [quad], spec)[0]
+
+
+def crop_squares(image_bgr: ImageBGR, quads: Sequence[Quad], spec: CropSpec) -> NDArray[np.uint8]:
+    """All the squares' crops as one (N, size, size, 3) batch, in the order given.
+
+    Warping samples points, so a big square shrunk to a small crop would alias (pips and
+    grid lines flicker). When the squares are at least twice the crop's size, the image is
+    first halved (Gaussian pyramid) until they are less than that, once for the batch."""
     if image_bgr.ndim != 3 or image_bgr.shape[2] != 3 or image_bgr.dtype != np.uint8:
         raise ValueError(f"expected an (H, W, 3) uint8 BGR image, got {image_bgr.shape}")
-    # Warping samples points, so a big square shrunk to a small crop would alias (pips and
-    # grid lines flicker); warp at a whole multiple of the size and average it down instead.
-    factor = max(1, int(_shrink(quad, spec)))
-    big = CropSpec(spec.size * factor, spec.margin) if factor > 1 else spec
-    crop = cv2.warpPerspective(
-        image_bgr,
-        crop_matrix(quad, big),
-        (big.size, big.size),
-        flags=cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_REFLECT_101,
-    )
-    if factor > 1:
-        crop = cv2.resize(crop, (spec.size, spec.size), interpolation=cv2.INTER_AREA)
-    return np.ascontiguousarray(crop, dtype=np.uint8)
-
-
-def crop_squares(image_bgr: ImageBGR, quads: list[Quad], spec: CropSpec) -> NDArray[np.uint8]:
-    """All the squares' crops as one (N, size, size, 3) batch, in the order given."""
+    quads = [as_quad(q) for q in quads]
     batch = np.empty((len(quads), spec.size, spec.size, 3), np.uint8)
+    if not quads:
+        return batch
+    levels = pyramid_levels(float(np.median([_shrink(q, spec) for q in quads])))
+    source = image_bgr
+    for _ in range(levels):
+        source = cv2.pyrDown(source)
+    scale = np.float32(0.5**levels)  # pyrDown keeps pixel i of the half image at 2i
     for i, quad in enumerate(quads):
-        batch[i] = crop_square(image_bgr, quad, spec)
+        batch[i] = cv2.warpPerspective(
+            source,
+            crop_matrix(quad * scale, spec),
+            (spec.size, spec.size),
+            flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_REFLECT_101,
+        )
     return batch
 
 
+def pyramid_levels(shrink: float) -> int:
+    """How many times to halve an image so that `shrink` image pixels a crop pixel drops
+    below 2."""
+    levels = 0
+    while shrink >= 2.0:
+        shrink /= 2.0
+        levels += 1
+    return levels
+
+
 def _shrink(quad: Quad, spec: CropSpec) -> float:
-    """How many image pixels go into one crop pixel (for choosing the interpolation)."""
+    """How many image pixels go into one crop pixel."""
     sides = np.linalg.norm(np.roll(quad, -1, axis=0) - quad, axis=1)
     return float(sides.mean() * (1.0 + 2.0 * spec.margin) / spec.size)
