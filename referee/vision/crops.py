@@ -92,7 +92,8 @@ def crop_square(image_bgr: ImageBGR, quad: Quad, spec: CropSpec) -> ImageBGR:
     """Cut the square `quad` of `image_bgr` with its margin, warped to spec.size pixels.
     Parts outside the image are filled by reflection, so a square at the image edge still
     looks like a square rather than one with a black band."""
-    return crop_squares(image_bgr, [quad], spec)[0]
+    crop: ImageBGR = crop_squares(image_bgr, [quad], spec)[0]
+    return crop
 
 
 def crop_squares(image_bgr: ImageBGR, quads: Sequence[Quad], spec: CropSpec) -> NDArray[np.uint8]:
@@ -110,7 +111,7 @@ def crop_squares(image_bgr: ImageBGR, quads: Sequence[Quad], spec: CropSpec) -> 
     levels = pyramid_levels(float(np.median([_shrink(q, spec) for q in quads])))
     source = image_bgr
     for _ in range(levels):
-        source = cv2.pyrDown(source)
+        source = np.asarray(cv2.pyrDown(source), np.uint8)
     scale = np.float32(0.5**levels)  # pyrDown keeps pixel i of the half image at 2i
     for i, quad in enumerate(quads):
         batch[i] = cv2.warpPerspective(
