@@ -197,6 +197,68 @@ def _add_board(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> 
 # --- end board --------------------------------------------------------------------------
 
 
+# --- vision: classify, train, eval (logic in referee/vision/tasks.py) ---------------------
+
+
+def _classify(args: argparse.Namespace) -> int:
+    from referee.vision.tasks import classify_files, to_json_line
+
+    for result in classify_files(args.pieces, args.files, model=args.model, turns=args.turns):
+        print(to_json_line(result))
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from referee.vision.tasks import train_pieces
+
+    train_pieces(
+        args.pieces,
+        out=args.out,
+        data=args.data,
+        steps=args.steps,
+        seed=args.seed,
+        extra=args.extra or (),
+    )
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from referee.vision.tasks import evaluate_pieces
+
+    print(evaluate_pieces(args.pieces, data=args.data, model=args.model, turns=args.turns))
+    return 0
+
+
+def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    data_help = (
+        "the real dice photographs (default: $REFEREE_REAL_DICE or "
+        "../shared/data/real-dice-byler)"
+    )
+    classify = verb("classify", _classify, "classify single square images; one JSON line each")
+    classify.add_argument("--pieces", required=True, help="piece set: dice")
+    classify.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
+    classify.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
+                          help="average over the image turned 1, 2 or 4 ways")
+    classify.add_argument("files", nargs="+", metavar="FILE", help="images of one square each")
+    train = verb("train", _train, "rebuild a classifier (needs the train extra)")
+    train.add_argument("--pieces", required=True, help="piece set: dice")
+    train.add_argument("--out", help="output folder (default: models/)")
+    train.add_argument("--data", help=data_help)
+    train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
+    train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
+    train.add_argument("--extra", action="append", metavar="DIR",
+                       help="a folder of more labelled crops (labels.csv: file,label); repeatable")
+    evaluate = verb("eval", _eval, "print a classifier's accuracy tables on real photos")
+    evaluate.add_argument("--pieces", required=True, help="piece set: dice")
+    evaluate.add_argument("--data", help=data_help)
+    evaluate.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
+    evaluate.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
+                          help="test-time augmentation: 1, 2 or 4 turns")
+
+
+# --- end of vision verbs --------------------------------------------------------------------
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="referee",
@@ -230,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     _hardware_verbs(verb)
     _add_render(verb)
     _add_board(verb)
+    _add_vision_verbs(verb)
     return parser
 
 

@@ -70,3 +70,11 @@ class RenderError(RefereeError, ValueError):
 
 class OutputError(RefereeError, OSError):
     """An output file that cannot be written."""
+
+
+class ModelError(RefereeError, ValueError):
+    """A model file or its card that is missing, corrupt, or does not match the other."""
+
+
+class ImageError(RefereeError, ValueError):
+    """An image file that is missing or cannot be decoded."""

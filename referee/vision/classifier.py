@@ -1,0 +1,297 @@
+"""Square classifiers: a small CNN in ONNX run by onnxruntime, loaded with its model card.
+
+A model is two files side by side: `<name>.onnx` and `<name>.json`, the card (labels, input
+size, channel order, normalisation, the crop margin, the sha256 of the .onnx, the training
+recipe and seed, measured accuracy). Loading checks the one against the other and refuses,
+with a `ModelError`, a model that is missing, corrupt or does not match its card: a referee
+that guesses with the wrong model is worse than one that stops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from referee.errors import ModelError
+from referee.vision.crops import CropSpec
+
+log = logging.getLogger(__name__)
+
+CARD_FORMAT = 1
+MODELS_ENV = "REFEREE_MODELS"
+
+
+def default_models_dir() -> Path:
+    """`$REFEREE_MODELS`, else the repository's `models/` folder."""
+    env = os.environ.get(MODELS_ENV)
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "models"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One crop's reading: the most likely label, the die face it shows (None when the label
+    is not a die face) and the model's probability for that label."""
+
+    label: str
+    face: int | None
+    confidence: float
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """What a model expects and what it was measured to do (the `<name>.json` beside it)."""
+
+    name: str
+    labels: tuple[str, ...]
+    faces: tuple[int | None, ...]
+    input_size: int
+    crop_margin: float
+    channel_order: str
+    mean: tuple[float, float, float]
+    std: tuple[float, float, float]
+    sha256: str
+    onnx_file: str
+    input_name: str
+    output: str
+    seed: int
+    recipe: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def crop(self) -> CropSpec:
+        return CropSpec(self.input_size, self.crop_margin)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": CARD_FORMAT,
+            "name": self.name,
+            "labels": list(self.labels),
+            "faces": list(self.faces),
+            "input": {
+                "size": [self.input_size, self.input_size],
+                "channel_order": self.channel_order,
+                "layout": "NCHW",
+                "dtype": "float32",
+                "crop_margin": self.crop_margin,
+                "normalisation": {
+                    "scale": "1/255",
+                    "mean": list(self.mean),
+                    "std": list(self.std),
+                },
+            },
+            "onnx": {
+                "file": self.onnx_file,
+                "sha256": self.sha256,
+                "input_name": self.input_name,
+                "output": self.output,
+            },
+            "seed": self.seed,
+            "recipe": self.recipe,
+            "metrics": self.metrics,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, *, where: str = "card") -> ModelCard:
+        try:
+            if not isinstance(data, dict) or data.get("format") != CARD_FORMAT:
+                raise ValueError(f"not a format-{CARD_FORMAT} model card")
+            inp, onnx, norm = data["input"], data["onnx"], data["input"]["normalisation"]
+            size = [int(v) for v in inp["size"]]
+            if len(size) != 2 or size[0] != size[1] or size[0] < 8:
+                raise ValueError(f"input size {size} is not a square of 8 pixels or more")
+            labels = tuple(str(v) for v in data["labels"])
+            faces = tuple(None if v is None else int(v) for v in data["faces"])
+            if len(labels) < 2 or len(faces) != len(labels) or len(set(labels)) != len(labels):
+                raise ValueError("labels must be 2 or more distinct names, one face each")
+            mean, std = _triple(norm["mean"]), _triple(norm["std"])
+            if min(std) <= 0:
+                raise ValueError("normalisation std must be positive")
+            if inp["channel_order"] != "BGR" or onnx["output"] != "probabilities":
+                raise ValueError("only BGR input and probability output are supported")
+            sha = str(onnx["sha256"]).lower()
+            if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+                raise ValueError("onnx.sha256 is not a sha256 hex digest")
+            return cls(
+                name=str(data["name"]),
+                labels=labels,
+                faces=faces,
+                input_size=size[0],
+                crop_margin=float(inp["crop_margin"]),
+                channel_order=str(inp["channel_order"]),
+                mean=mean,
+                std=std,
+                sha256=sha,
+                onnx_file=str(onnx["file"]),
+                input_name=str(onnx["input_name"]),
+                output=str(onnx["output"]),
+                seed=int(data["seed"]),
+                recipe=dict(data.get("recipe", {})),
+                metrics=dict(data.get("metrics", {})),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            detail = f"missing field {error}" if isinstance(error, KeyError) else str(error)
+            raise ModelError(f"{where}: invalid model card: {detail}") from None
+
+
+def _triple(values: Any) -> tuple[float, float, float]:
+    a, b, c = (float(v) for v in values)
+    return (a, b, c)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def resolve_model(name_or_path: str | Path) -> tuple[Path, Path]:
+    """The (.onnx, .json) pair for a model name (looked up in the models folder) or a path
+    to either file."""
+    text = str(name_or_path)
+    if os.sep in text or "/" in text or text.endswith((".onnx", ".json")):
+        base = Path(text)
+        base = base.with_suffix("") if base.suffix in (".onnx", ".json") else base
+    else:
+        base = default_models_dir() / text
+    return base.with_suffix(".onnx"), base.with_suffix(".json")
+
+
+class Classifier:
+    """A loaded, verified model. `predict` gives probabilities, `classify` predictions."""
+
+    def __init__(self, card: ModelCard, session: Any, path: Path) -> None:
+        self.card = card
+        self.path = path
+        self._session = session
+
+    @classmethod
+    def load(cls, name_or_path: str | Path = "dice", *, threads: int = 1) -> Classifier:
+        """Load `models/<name>.onnx` with its card, or the model at a path. Raises ModelError
+        for a missing, unreadable or corrupt file, a card that is invalid or whose sha256,
+        input or output shapes do not match the ONNX. `threads` is onnxruntime's intra-op
+        thread count (1 by default: the budget is measured on one core)."""
+        onnx_path, card_path = resolve_model(name_or_path)
+        for path, what in ((card_path, "model card"), (onnx_path, "model file")):
+            if not path.is_file():
+                raise ModelError(f"{what} not found: {path}")
+        try:
+            data = json.loads(card_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ModelError(f"{card_path}: unreadable model card ({error})") from None
+        card = ModelCard.from_json(data, where=str(card_path))
+        actual = sha256_of(onnx_path)
+        if actual != card.sha256:
+            raise ModelError(
+                f"{onnx_path}: sha256 {actual[:12]}… does not match its card's "
+                f"{card.sha256[:12]}… (corrupt, or the card belongs to another model)"
+            )
+        session = _open_session(onnx_path, threads)
+        _check_signature(session, card, onnx_path)
+        log.debug("loaded model %s (%s)", card.name, onnx_path)
+        return cls(card, session, onnx_path)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.card.labels
+
+    def prepare(self, crop_bgr: NDArray[np.uint8]) -> NDArray[np.uint8]:
+        """A BGR image resized to the model's input, for images that were not cut by
+        `crop_square` with this model's spec (such as a photo of one square)."""
+        if crop_bgr.ndim != 3 or crop_bgr.shape[2] != 3:
+            raise ValueError(f"expected an (H, W, 3) BGR image, got shape {crop_bgr.shape}")
+        size = self.card.input_size
+        if crop_bgr.shape[:2] == (size, size):
+            return crop_bgr
+        shrink = max(crop_bgr.shape[:2]) > size
+        interpolation = cv2.INTER_AREA if shrink else cv2.INTER_LINEAR
+        return np.asarray(cv2.resize(crop_bgr, (size, size), interpolation=interpolation))
+
+    def tensor(self, crops: NDArray[np.uint8] | Sequence[NDArray[np.uint8]]) -> NDArray[np.float32]:
+        """The crops, (N, size, size, 3) uint8 BGR, as the model's normalised NCHW input."""
+        batch = np.asarray(crops)
+        size = self.card.input_size
+        if batch.ndim != 4 or batch.shape[1:] != (size, size, 3):
+            raise ValueError(f"expected crops of shape (N, {size}, {size}, 3), got {batch.shape}")
+        scale = np.float32(1.0 / 255.0)
+        mean = np.asarray(self.card.mean, np.float32)
+        inv_std = 1.0 / np.asarray(self.card.std, np.float32)
+        x = (batch.astype(np.float32) * scale - mean) * inv_std
+        return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+
+    def predict(
+        self, crops: NDArray[np.uint8] | Sequence[NDArray[np.uint8]], *, turns: int = 1
+    ) -> NDArray[np.float32]:
+        """Class probabilities, (N, len(labels)) float32 rows summing to 1. `turns` = 4
+        averages over the crop turned by 0, 90, 180 and 270 degrees (test-time augmentation
+        at four times the cost; a die's face does not change when it turns)."""
+        if turns not in (1, 2, 4):
+            raise ValueError("turns must be 1, 2 or 4")
+        x = self.tensor(crops)
+        if len(x) == 0:
+            return np.zeros((0, len(self.labels)), np.float32)
+        if turns > 1:
+            step = 4 // turns
+            x = np.concatenate([np.rot90(x, k * step, axes=(2, 3)) for k in range(turns)])
+            x = np.ascontiguousarray(x)
+        (probs,) = self._session.run(None, {self.card.input_name: x})
+        probs = np.asarray(probs, np.float32)
+        if turns > 1:
+            probs = probs.reshape(turns, -1, probs.shape[1]).mean(axis=0, dtype=np.float32)
+        return np.asarray(probs, np.float32)
+
+    def classify(
+        self, crops: NDArray[np.uint8] | Sequence[NDArray[np.uint8]], *, turns: int = 1
+    ) -> list[Prediction]:
+        return self.predictions(self.predict(crops, turns=turns))
+
+    def predictions(self, probs: NDArray[np.float32]) -> list[Prediction]:
+        best = probs.argmax(axis=1)
+        return [
+            Prediction(self.labels[k], self.card.faces[k], float(row[k]))
+            for k, row in zip(best.tolist(), probs, strict=True)
+        ]
+
+
+def _open_session(onnx_path: Path, threads: int) -> Any:
+    import onnxruntime as ort  # lazily: `import referee` must work without it
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own untyped errors for bad files
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelError(f"{onnx_path}: not a usable ONNX model ({first[:160]})") from None
+
+
+def _check_signature(session: Any, card: ModelCard, onnx_path: Path) -> None:
+    inputs, outputs = session.get_inputs(), session.get_outputs()
+    if len(inputs) != 1 or len(outputs) != 1:
+        raise ModelError(f"{onnx_path}: expected one input and one output")
+    size, classes = card.input_size, len(card.labels)
+    expected_in = [3, size, size]
+    got_in = list(inputs[0].shape)
+    if inputs[0].name != card.input_name or len(got_in) != 4 or got_in[1:] != expected_in:
+        raise ModelError(
+            f"{onnx_path}: input {inputs[0].name} {got_in} does not match its card "
+            f"({card.input_name} [N, {', '.join(map(str, expected_in))}])"
+        )
+    got_out = list(outputs[0].shape)
+    if len(got_out) != 2 or got_out[1] != classes:
+        raise ModelError(
+            f"{onnx_path}: output shape {got_out} does not match the card's {classes} labels"
+        )

@@ -1,0 +1,329 @@
+"""Training a square classifier (needs the `train` extra: torch, onnx).
+
+The dice model: a small CNN (five 3x3 conv blocks with batch norm, two max-pools, global
+average pooling, one linear layer; 68k parameters, 270 KB as ONNX) on 48x48 BGR crops.
+Faces 1-6 come from the real photographs' train split (a seeded tenth of its photos held
+out for choosing the best checkpoint); "empty" from bare tray squares of the same photos
+and synthetic board squares. Every crop is freshly augmented (see `augment`). Other
+labelled squares, such as renders, join through `extra`. The test split is never read here.
+
+Seeded; on one CPU thread with deterministic algorithms the run is repeatable.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from referee.errors import ModelError
+from referee.vision.augment import Augment, augmented_crop, synthetic_square
+from referee.vision.classifier import ModelCard, sha256_of
+from referee.vision.crops import CropSpec
+from referee.vision.datasets import (
+    DICE_FACES,
+    DICE_LABELS,
+    EMPTY,
+    RealDice,
+    Sample,
+    fixed_crops,
+    split_groups,
+)
+
+log = logging.getLogger(__name__)
+
+MEAN = (0.5, 0.5, 0.5)
+STD = (0.25, 0.25, 0.25)
+INPUT_NAME = "crops"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The recipe. Recorded in full in the model card."""
+
+    seed: int = 7
+    size: int = 48
+    margin: float = 0.12
+    arch: str = "c16s2,c32,p,c48,c48,p,c64"
+    steps: int = 8000
+    batch: int = 64
+    lr: float = 4e-3
+    weight_decay: float = 5e-4
+    label_smoothing: float = 0.05
+    val_fraction: float = 0.1
+    tray_empties_per_photo: int = 24
+    p_empty: float = 0.12  # share of a batch that is empty squares
+    p_synthetic: float = 0.5  # of those, share made from nothing rather than tray
+    eval_every: int = 500
+    threads: int = 1
+    augment: Augment = field(default_factory=Augment)
+    mild_from: float = 0.75  # share of the steps after which `Augment.mild()` takes over
+
+    @property
+    def spec(self) -> CropSpec:
+        return CropSpec(self.size, self.margin)
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    card: ModelCard
+    onnx_path: Path
+    val_accuracy: float
+    seconds: float
+
+
+def build_net(arch: str, classes: int) -> Any:
+    """The CNN an architecture string describes: comma-separated layers, `cN` a 3x3 conv
+    to N channels with batch norm and ReLU (`cNs2` with stride 2), `p` a 2x2 max-pool;
+    then global average pooling and one linear layer to the classes."""
+    import torch.nn as nn
+
+    layers: list[Any] = []
+    channels = 3
+    for token in arch.split(","):
+        if token == "p":
+            layers.append(nn.MaxPool2d(2))
+            continue
+        stride = 2 if token.endswith("s2") else 1
+        try:
+            out = int(token.removesuffix("s2").removeprefix("c"))
+        except ValueError:
+            raise ModelError(f"bad layer {token!r} in architecture {arch!r}") from None
+        layers += [
+            nn.Conv2d(channels, out, 3, stride, 1, bias=False),
+            nn.BatchNorm2d(out),
+            nn.ReLU(inplace=True),
+        ]
+        channels = out
+    return nn.Sequential(
+        *layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, classes)
+    )
+
+
+def normalise(crops: NDArray[np.uint8]) -> NDArray[np.float32]:
+    """Same arithmetic as `Classifier.tensor`, for a batch of (N, S, S, 3) BGR crops."""
+    x = (crops.astype(np.float32) / 255.0 - np.float32(MEAN[0])) / np.float32(STD[0])
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+
+
+class BatchMaker:
+    """Draws augmented batches: dice uniformly over the train samples, empties as a fixed
+    share (tray squares and synthetic ones)."""
+
+    def __init__(
+        self,
+        dice: list[Sample],
+        empties: list[Sample],
+        config: TrainConfig,
+        rng: np.random.Generator,
+    ) -> None:
+        if not dice:
+            raise ModelError("no labelled dice to train on")
+        self.dice, self.empties, self.config, self.rng = dice, empties, config, rng
+
+    def sample(self) -> Sample:
+        rng, config = self.rng, self.config
+        if rng.random() < config.p_empty:
+            if not self.empties or rng.random() < config.p_synthetic:
+                return synthetic_square(rng, config.size)
+            return self.empties[int(rng.integers(len(self.empties)))]
+        return self.dice[int(rng.integers(len(self.dice)))]
+
+    def batch(self, augment: Augment) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+        config = self.config
+        crops = np.empty((config.batch, config.size, config.size, 3), np.uint8)
+        labels = np.empty(config.batch, np.int64)
+        for i in range(config.batch):
+            sample = self.sample()
+            crops[i] = augmented_crop(sample, config.spec, self.rng, augment)
+            labels[i] = sample.label
+        return crops, labels
+
+
+def train_dice(
+    out_dir: str | Path,
+    *,
+    config: TrainConfig | None = None,
+    data_dir: str | Path | None = None,
+    extra: Sequence[Sample] = (),
+    name: str = "dice",
+    progress: Callable[[str], None] | None = None,
+) -> TrainResult:
+    """Train the dice classifier and write `<out_dir>/<name>.onnx` and its card."""
+    import torch
+
+    config = config or TrainConfig()
+    say = progress or log.info
+    started = time.perf_counter()
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    torch.use_deterministic_algorithms(True)
+    rng = np.random.default_rng(config.seed)
+
+    real = RealDice.load("train", data_dir)
+    fit_files, val_files = split_groups(real.files, fraction=config.val_fraction, seed=config.seed)
+    dice = real.die_samples(fit_files) + [s for s in extra if s.label != EMPTY]
+    empties = real.empty_samples(rng, config.tray_empties_per_photo, fit_files)
+    empties += [s for s in extra if s.label == EMPTY]
+    val = real.die_samples(val_files) + real.empty_samples(
+        np.random.default_rng(config.seed + 1), 4, val_files
+    )
+    val_x = torch.from_numpy(normalise(fixed_crops(val, config.spec)))
+    val_y = np.array([s.label for s in val])
+    say(
+        f"training on {len(dice)} dice, {len(empties)} empty squares (+ synthetic) from "
+        f"{len(fit_files)} photos; validating on {len(val)} squares of {len(val_files)} photos"
+    )
+
+    net = build_net(config.arch, len(DICE_LABELS))
+    optimiser = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimiser, max_lr=config.lr, total_steps=config.steps, pct_start=0.15
+    )
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
+    batches = BatchMaker(dice, empties, config, rng)
+    mild_augment = Augment.mild()
+    best: tuple[float, float, int] = (-1.0, 0.0, 0)
+    best_state: dict[str, Any] = {}
+    for step in range(1, config.steps + 1):
+        mild = step > config.mild_from * config.steps
+        crops, labels = batches.batch(mild_augment if mild else config.augment)
+        net.train()
+        loss = loss_fn(net(torch.from_numpy(normalise(crops))), torch.from_numpy(labels))
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        if step % config.eval_every == 0 or step == config.steps:
+            accuracy, val_loss = _validate(net, val_x, val_y)
+            # Later checkpoints win ties: they have seen more augmentation.
+            if (accuracy, -val_loss) >= best[:2]:
+                best = (accuracy, -val_loss, step)
+                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            say(
+                f"step {step}/{config.steps} loss {float(loss.detach()):.3f} "
+                f"val acc {accuracy:.2%} "
+                f"val loss {val_loss:.3f} ({time.perf_counter() - started:.0f} s)"
+            )
+    net.load_state_dict(best_state)
+    say(f"best checkpoint: step {best[2]}, val accuracy {best[0]:.2%}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    onnx_path = out / f"{name}.onnx"
+    export_onnx(net, onnx_path, config.size, check=val_x[:64])
+    card = ModelCard(
+        name=name,
+        labels=DICE_LABELS,
+        faces=DICE_FACES,
+        input_size=config.size,
+        crop_margin=config.margin,
+        channel_order="BGR",
+        mean=MEAN,
+        std=STD,
+        sha256=sha256_of(onnx_path),
+        onnx_file=onnx_path.name,
+        input_name=INPUT_NAME,
+        output="probabilities",
+        seed=config.seed,
+        recipe=_recipe(config, len(dice), len(empties), fit_files, val_files, best[2]),
+        metrics={
+            "val_accuracy": round(best[0], 4),
+            "val_squares": len(val),
+            "val_note": "held-out photos of the real train split; chose the checkpoint",
+        },
+    )
+    seconds = time.perf_counter() - started
+    card.recipe["train_seconds"] = round(seconds)
+    write_card(card, out / f"{name}.json")
+    return TrainResult(card, onnx_path, best[0], seconds)
+
+
+def _validate(net: Any, x: Any, y: NDArray[np.int64]) -> tuple[float, float]:
+    import torch
+
+    net.eval()
+    with torch.no_grad():
+        logits = net(x)
+        loss = float(torch.nn.functional.cross_entropy(logits, torch.from_numpy(y)))
+    return float((logits.argmax(1).numpy() == y).mean()), loss
+
+
+def _recipe(
+    config: TrainConfig,
+    dice: int,
+    empties: int,
+    fit_files: list[str],
+    val_files: list[str],
+    best_step: int,
+) -> dict[str, Any]:
+    import torch
+
+    recipe = asdict(config)
+    recipe["augment"] = config.augment.as_dict()
+    recipe["augment_mild"] = Augment.mild().as_dict()
+    recipe.update(
+        {
+            "command": "referee train --pieces dice",
+            "architecture": (
+                "arch: cN = conv3x3-BN-ReLU to N channels (s2: stride 2), p = 2x2 max-pool; "
+                "then global average pool and a linear layer"
+            ),
+            "optimiser": "AdamW, one-cycle LR, cross-entropy with label smoothing",
+            "data": (
+                "real-dice-byler train split (faces) + bare tray squares of the same photos "
+                "+ synthetic board squares (empty); test split never used"
+            ),
+            "train_dice": dice,
+            "train_tray_empties": empties,
+            "photos_fit": len(fit_files),
+            "photos_val": val_files,
+            "best_step": best_step,
+            "torch": torch.__version__,
+        }
+    )
+    return recipe
+
+
+def export_onnx(net: Any, path: Path, size: int, *, check: Any) -> None:
+    """Export with the softmax inside (the card says: output = probabilities), then check
+    that onnxruntime agrees with torch on `check`."""
+    import onnxruntime as ort
+    import torch
+
+    model = torch.nn.Sequential(net, torch.nn.Softmax(dim=1)).eval()
+    # The TorchScript exporter: deprecated, but exact and quick for a plain CNN; it warns.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            model,
+            (torch.zeros(1, 3, size, size),),
+            str(path),
+            input_names=[INPUT_NAME],
+            output_names=["probabilities"],
+            dynamic_axes={INPUT_NAME: {0: "n"}, "probabilities": {0: "n"}},
+            opset_version=17,
+            dynamo=False,
+        )
+    with torch.no_grad():
+        expected = model(check).numpy()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {INPUT_NAME: check.numpy()})
+    worst = float(np.abs(np.asarray(got) - expected).max())
+    if worst > 1e-4:
+        raise ModelError(f"{path}: onnxruntime disagrees with torch by {worst:.2e}")
+    log.info("onnx export checked: max |ort - torch| = %.2e", worst)
+
+
+def write_card(card: ModelCard, path: Path) -> None:
+    import json
+
+    path.write_text(json.dumps(card.to_json(), indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.errors import ImageError
+from referee.vision.augment import Augment, augmented_crop, jitter_quad, synthetic_square
+from referee.vision.crops import CropSpec, square_quad
+from referee.vision.datasets import EMPTY, Sample, crop_samples, folder_samples, read_image
+
+SPEC = CropSpec(48, 0.12)
+
+
+def _die_image() -> np.ndarray:
+    """A white die with three black pips on a grey ground."""
+    image = np.full((120, 120, 3), 150, np.uint8)
+    image[40:80, 40:80] = 245
+    for x, y in ((48, 48), (60, 60), (72, 72)):
+        cv2.circle(image, (x, y), 4, (20, 20, 20), -1)
+    return image
+
+
+def test_augmented_crops_are_seeded_and_vary() -> None:
+    sample = Sample(_die_image(), square_quad((60.0, 60.0), 56.0), 3)
+    first = [augmented_crop(sample, SPEC, np.random.default_rng(5), Augment()) for _ in range(2)]
+    np.testing.assert_array_equal(first[0], first[1])  # same seed, same crop
+    rng = np.random.default_rng(6)
+    crops = np.stack([augmented_crop(sample, SPEC, rng, Augment()) for _ in range(20)])
+    assert crops.shape == (20, 48, 48, 3) and crops.dtype == np.uint8
+    assert crops.reshape(20, -1).std(axis=0).mean() > 10  # really different crops
+
+
+def test_jitter_keeps_the_square_near_its_place() -> None:
+    quad = square_quad((60.0, 60.0), 50.0)
+    rng = np.random.default_rng(0)
+    aug = Augment()
+    for _ in range(50):
+        moved = jitter_quad(quad, rng, aug)
+        shift = np.abs(moved.mean(axis=0) - 60.0)
+        assert (shift <= 50 * (aug.shift + 4 * aug.skew)).all()
+        side = np.linalg.norm(moved[1] - moved[0])
+        assert 50 * aug.scale[0] * 0.8 < side < 50 * aug.scale[1] * 1.2
+
+
+def test_synthetic_squares_are_empty_and_varied() -> None:
+    rng = np.random.default_rng(1)
+    samples = [synthetic_square(rng, 48) for _ in range(12)]
+    assert all(s.label == EMPTY and s.image.dtype == np.uint8 for s in samples)
+    means = [s.image.mean() for s in samples]
+    assert np.std(means) > 15
+
+
+def test_crop_samples_and_folder(tmp_path: Path) -> None:
+    crop = np.zeros((62, 62, 3), np.uint8)
+    (sample,) = crop_samples([(crop, 2)], margin=0.12)
+    inset = 62 * 0.12 / 1.24
+    np.testing.assert_allclose(sample.quad[0], [inset, inset], atol=1e-4)
+    cv2.imwrite(str(tmp_path / "a.png"), _die_image())
+    (tmp_path / "labels.csv").write_text("file,label\na.png,3\n")
+    (loaded,) = folder_samples(tmp_path, margin=0.12)
+    assert loaded.label == 3 and loaded.image.shape == (120, 120, 3)
+    (tmp_path / "labels.csv").write_text("file,label\na.png,seven\n")
+    with pytest.raises(ImageError, match="unknown label"):
+        folder_samples(tmp_path, margin=0.12)
+
+
+def test_read_image_errors(tmp_path: Path) -> None:
+    with pytest.raises(ImageError, match="not found"):
+        read_image(tmp_path / "none.png")
+    (tmp_path / "bad.png").write_text("text")
+    with pytest.raises(ImageError, match="not a readable image"):
+        read_image(tmp_path / "bad.png")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_training_runs_and_exports_a_loadable_model(real_dice: Path, tmp_path: Path) -> None:
+    """A few steps of the real recipe: data, augmentation, export check, card."""
+    from referee.vision.classifier import Classifier
+    from referee.vision.training import TrainConfig, train_dice
+
+    extra = list(crop_samples([(_die_image(), 3)], margin=0.12, group="render"))
+    config = TrainConfig(steps=4, batch=8, eval_every=2, tray_empties_per_photo=1)
+    result = train_dice(tmp_path, config=config, data_dir=real_dice, extra=extra)
+    classifier = Classifier.load(tmp_path / "dice.onnx")
+    assert classifier.card.recipe["steps"] == 4 and classifier.card.seed == config.seed
+    assert classifier.card.recipe["train_dice"] == result.card.recipe["train_dice"]
+    probs = classifier.predict(np.zeros((2, 48, 48, 3), np.uint8))
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
