@@ -26,7 +26,7 @@ from referee.vision.crops import CropSpec, crop_squares
 from referee.vision.localise import find_board, track
 from referee.vision.pose import BoardPose
 from referee.vision.settings import VisionSettings, default_settings
-from referee.vision.warp import camera_over_board, warp_board
+from referee.vision.warp import top_face_quads, warp_board
 
 log = logging.getLogger(__name__)
 
@@ -80,23 +80,11 @@ class BoardReader:
         top = warp_board(frame_bgr, pose, self.settings.view_px, margin=self.settings.view_margin)
         return np.asarray(cv2.cvtColor(top, cv2.COLOR_BGR2GRAY))
 
-    def top_quads(self, pose: BoardPose, image_size: tuple[int, int]) -> np.ndarray:
-        """Each square (rules order) as it shows at the height of a piece's top face:
-        (squares, 4, 2) image points, far-left, far-right, near-right, near-left as seen by
-        the first player. Cropping there centres a die's top face as in a photo from above."""
-        camera = camera_over_board(pose, image_size, default_focal=self.vision.crops.default_focal)
-        foot = np.array(camera.foot)
-        lift = camera.height / max(camera.height - self.settings.piece_height, 1e-3)
-        rank, file = np.divmod(np.arange(self.files * self.ranks), self.files)
-        offsets = np.array([[0, 1], [1, 1], [1, 0], [0, 0]], dtype=np.float64)
-        corners = np.stack([file, rank], axis=1)[:, None, :] + offsets[None, :, :]
-        lifted = foot + (corners - foot) * lift
-        return pose.to_image(lifted.reshape(-1, 2)).reshape(-1, 4, 2)
-
     def read(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
              ) -> Reading:
         height, width = frame_bgr.shape[:2]
-        quads = self.top_quads(pose, (width, height))
+        quads = top_face_quads(pose, (width, height), height=self.settings.piece_height,
+                               default_focal=self.vision.crops.default_focal)
         crops = crop_squares(frame_bgr, list(quads.astype(np.float32)), self.crop_spec)
         probabilities = self.classifier.predict(crops)
         return Reading(self.classifier.labels, probabilities.astype(np.float64),

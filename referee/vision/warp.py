@@ -146,3 +146,20 @@ def square_quads(pose: BoardPose, image_size: tuple[int, int], *, height_ratio: 
     corners = np.array([[0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]).T
     mapped = frames @ corners
     return np.transpose(mapped[:, :2, :] / mapped[:, 2:3, :], (0, 2, 1))
+
+
+def top_face_quads(pose: BoardPose, image_size: tuple[int, int], *, height: float,
+                   default_focal: float = 1.0) -> FloatArray:
+    """Each square (rules order) as it shows `height` squares above the board, where a
+    piece's top face is: (squares, 4, 2) image points, far-left, far-right, near-right,
+    near-left as the first player sees them. A crop there centres a die's top face as a photo
+    from straight above would, whatever the tilt."""
+    camera = camera_over_board(pose, image_size, default_focal=default_focal)
+    foot = np.array(camera.foot)
+    lift = camera.height / max(camera.height - height, 1e-3)
+    rank, file = np.divmod(np.arange(pose.files * pose.ranks), pose.files)
+    offsets = np.array([[0, 1], [1, 1], [1, 0], [0, 0]], dtype=np.float64)
+    corners = np.stack([file, rank], axis=1)[:, None, :] + offsets[None, :, :]
+    lifted = foot + (corners - foot) * lift
+    return pose.to_image(lifted.reshape(-1, 2)).reshape(-1, 4, 2)
+
