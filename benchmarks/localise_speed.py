@@ -47,7 +47,8 @@ def main() -> None:
         pose = find_board(r.frame, files, ranks)
         find = timed(lambda: find_board(r.frame, files, ranks), 5)  # noqa: B023
         still = timed(lambda: track(r.frame, pose), 100)  # noqa: B023
-        nudged_frame: np.ndarray = cv2.warpAffine(r.frame, np.array([[1, 0, 6], [0, 1, -3]], dtype=np.float32), (1280, 720))
+        nudge = np.array([[1, 0, 6], [0, 1, -3]], dtype=np.float32)
+        nudged_frame: np.ndarray = cv2.warpAffine(r.frame, nudge, (1280, 720))
         nudged = timed(lambda: track(nudged_frame, pose), 100)  # noqa: B023
         warp = timed(lambda: warp_board(r.frame, pose, 48), 100)  # noqa: B023
         crops = timed(lambda: square_crops(r.frame, pose, files, ranks), 100)  # noqa: B023
