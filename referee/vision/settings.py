@@ -46,7 +46,7 @@ class LocaliseSettings:
 @dataclass(frozen=True)
 class TrackSettings:
     bands: tuple[float, ...] = (0.2, 0.06)
-    iterations: int = 2
+    iterations: int = 1
     along: int = 4
     step: float = 0.015
     peak_ratio: float = 0.6
