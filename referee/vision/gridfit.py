@@ -52,7 +52,7 @@ class Support:
 
     inner: FloatArray      # per grid line (files + 1 + ranks + 1), NaN where out of view
     mid: float             # lines half-way between grid lines: what chance alone gives
-    outside: FloatArray    # the four lines one square outside the grid
+    outside: FloatArray    # the grid lines' extensions one square beyond each of the four sides
     visible: float         # fraction of grid-line samples inside the image
 
     @property
@@ -85,44 +85,53 @@ class Support:
 
 
 @lru_cache(maxsize=64)
-def _samples(files: int, ranks: int, per_square: int) -> tuple[FloatArray, NDArray[np.int64], int, int]:
-    """Board points along the grid lines, the half-way lines and the outside lines, with a
-    line index per point; returns (points, line_of_point, n_inner_lines, n_mid_lines)."""
+def _samples(files: int, ranks: int,
+             per_square: int) -> tuple[FloatArray, NDArray[np.int64], int, int, FloatArray]:
+    """Board points along the grid lines, the half-way lines, and the grid lines' extensions
+    one square beyond each side, with a group index per point and the direction along its
+    line: (points, group, n_grid_lines, n_half_way_lines, directions). A grid that really
+    continues shows its lines' extensions; a board's edge or border line beyond the grid
+    runs parallel to it and does not."""
     pts: list[FloatArray] = []
     owner: list[NDArray[np.int64]] = []
-    line = 0
+    dirs: list[FloatArray] = []
+    group = 0
 
-    def add(xs: FloatArray, ys: FloatArray) -> None:
-        nonlocal line
+    def add(xs: FloatArray, ys: FloatArray, vertical: bool, new_group: bool = True) -> None:
+        nonlocal group
         pts.append(np.column_stack([xs, ys]))
-        owner.append(np.full(len(xs), line, dtype=np.int64))
-        line += 1
+        owner.append(np.full(len(xs), group, dtype=np.int64))
+        dirs.append(np.tile([0.0, 1.0] if vertical else [1.0, 0.0], (len(xs), 1)))
+        if new_group:
+            group += 1
 
     ty = (np.arange(per_square * ranks) + 0.5) / per_square
     tx = (np.arange(per_square * files) + 0.5) / per_square
     for i in range(files + 1):
-        add(np.full_like(ty, i), ty)
+        add(np.full_like(ty, i), ty, True)
     for j in range(ranks + 1):
-        add(tx, np.full_like(tx, j))
-    n_inner = line
+        add(tx, np.full_like(tx, j), False)
+    n_grid = group
     for i in range(files):
-        add(np.full_like(ty, i + 0.5), ty)
+        add(np.full_like(ty, i + 0.5), ty, True)
     for j in range(ranks):
-        add(tx, np.full_like(tx, j + 0.5))
-    n_mid = line - n_inner
-    add(np.full_like(ty, -1.0), ty)
-    add(np.full_like(ty, files + 1.0), ty)
-    add(tx, np.full_like(tx, -1.0))
-    add(tx, np.full_like(tx, ranks + 1.0))
-    return np.vstack(pts), np.concatenate(owner), n_inner, n_mid
+        add(tx, np.full_like(tx, j + 0.5), False)
+    n_mid = group - n_grid
+    stub = 0.2 + 0.7 * (np.arange(per_square) + 0.5) / per_square  # clear of the crossing
+    for sign, base in ((-1.0, 0.0), (1.0, float(files))):  # y-lines extended past x = 0 / files
+        for j in range(ranks + 1):
+            add(base + sign * stub, np.full_like(stub, j), False, new_group=j == ranks)
+    for sign, base in ((-1.0, 0.0), (1.0, float(ranks))):  # x-lines extended past y = 0 / ranks
+        for i in range(files + 1):
+            add(np.full_like(stub, i), base + sign * stub, True, new_group=i == files)
+    return np.vstack(pts), np.concatenate(owner), n_grid, n_mid, np.vstack(dirs)
 
 
 def grid_support(near: NearestEdges, h: FloatArray, files: int, ranks: int, *,
                  tol_px: float, per_square: int, max_angle_deg: float = 20.0) -> Support:
     """Support of the grid `h` (board -> these pixels): a sample of a predicted line counts
     when an edge pixel lies within `tol_px` and its gradient is across the line."""
-    pts, owner, n_inner, n_mid = _samples(files, ranks, per_square)
-    along = _directions(files, ranks, per_square)
+    pts, owner, n_inner, n_mid, along = _samples(files, ranks, per_square)
     mapped = pts @ h[:, :2].T + h[:, 2]
     ahead = (pts + 0.05 * along) @ h[:, :2].T + h[:, 2]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -150,17 +159,6 @@ def grid_support(near: NearestEdges, h: FloatArray, files: int, ranks: int, *,
     mid = float(hits[n_inner:n_inner + n_mid].sum() / mid_seen) if mid_seen else 1.0
     visible = float(seen[:n_inner].sum() / total[:n_inner].sum())
     return Support(inner, mid, frac[n_inner + n_mid:], visible)
-
-
-@lru_cache(maxsize=64)
-def _directions(files: int, ranks: int, per_square: int) -> FloatArray:
-    """Unit board direction along the line of each sample of `_samples`."""
-    _, owner, n_inner, n_mid = _samples(files, ranks, per_square)
-    vertical = np.zeros(int(owner.max()) + 1, dtype=bool)
-    vertical[: files + 1] = True                                 # grid lines x = i
-    vertical[n_inner: n_inner + files] = True                    # half-way x = i + 0.5
-    vertical[n_inner + n_mid: n_inner + n_mid + 2] = True        # outside x = -1, files + 1
-    return np.asarray(np.where(vertical[owner][:, None], [[0.0, 1.0]], [[1.0, 0.0]]), dtype=np.float64)
 
 
 def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, vertical: bool,

@@ -366,7 +366,8 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     if not scored:
         raise NoBoardError(f"no board: no {files}x{ranks} grid of lines in view")
     scored.sort(key=lambda sh: -sh[0])
-    best: tuple[float, FloatArray, Support] | None = None
+    best: tuple[float, FloatArray, Support] | None = None      # the best grid that passes
+    closest: tuple[float, FloatArray, Support] | None = None   # the best of all (to say why not)
     tried: list[FloatArray] = []
     for _, h in scored[: s.chamfer_candidates]:
         pulled = chamfer_fit(near, h, files, ranks, s.chamfer_radii_px)
@@ -381,13 +382,16 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
             tried.append(shifted)
             sup = _support(near, shifted, files, ranks, s)
             score = sup.score() if sup.visible >= 0.75 else -1.0
-            if best is None or score > best[0]:
+            if closest is None or score > closest[0]:
+                closest = (score, shifted, sup)
+            passes = sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None
+            if passes and (best is None or score > best[0]):
                 best = (score, shifted, sup)
-    assert best is not None
+    if best is None:
+        assert closest is not None
+        why = closest[2].reason(s.min_support, s.min_contrast, s.max_outside_ratio)
+        raise NoBoardError(f"no board: {why or 'no grid of that size'}")
     _, h_work, sup = best
-    why = sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio)
-    if why is not None:
-        raise NoBoardError(f"no board: {why}")
     pose = BoardPose.from_homography(h_work, files, ranks)
     if pose.square_size_px() < s.min_square_px:
         raise NoBoardError("no board: the grid's squares are too small to read")

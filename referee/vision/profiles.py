@@ -29,15 +29,16 @@ class Segments:
     normal: FloatArray          # (n, 2) board direction across the line
     on_x: NDArray[np.bool_]     # (n,) the line is x = index (else y = index)
     index: FloatArray           # (n,) the line's position
-    kind: NDArray[np.int8]      # (n,) 0 grid line, 1 half-way line, 2 one square outside
+    kind: NDArray[np.int8]      # (n,) 0 grid line, 1 half-way line, 2 grid line extended outside
+    side: NDArray[np.int8]      # (n,) for kind 2: which side of the grid (0..3), else -1
 
 
 @lru_cache(maxsize=64)
 def segments(files: int, ranks: int, along: int = 6, gap: float = 0.15) -> Segments:
     t = gap + (np.arange(along) + 0.5) / along * (1 - 2 * gap)
-    base, normal, on_x, index, kind = [], [], [], [], []
+    base, normal, on_x, index, kind, side = [], [], [], [], [], []
 
-    def add(pos: float, vertical: bool, length: int, k: int, start: int = 0) -> None:
+    def add(pos: float, vertical: bool, length: int, k: int, start: int = 0, beyond: int = -1) -> None:
         for sq in range(start, start + length):
             s = sq + t
             fixed = np.full_like(s, pos)
@@ -47,6 +48,7 @@ def segments(files: int, ranks: int, along: int = 6, gap: float = 0.15) -> Segme
             on_x.append(vertical)
             index.append(pos)
             kind.append(k)
+            side.append(beyond)
 
     for i in range(files + 1):
         add(float(i), True, ranks, 0)
@@ -56,12 +58,16 @@ def segments(files: int, ranks: int, along: int = 6, gap: float = 0.15) -> Segme
         add(i + 0.5, True, ranks, 1)
     for j in range(ranks):
         add(j + 0.5, False, files, 1)
-    for pos in (-1.0, files + 1.0):
-        add(pos, True, ranks, 2)
-    for pos in (-1.0, ranks + 1.0):
-        add(pos, False, files, 2)
+    # the grid lines' extensions one square beyond each side: a grid that continues shows
+    # them; a board edge or border line beyond the grid runs parallel and does not
+    for beyond, start in ((0, -1), (1, files)):
+        for j in range(ranks + 1):
+            add(float(j), False, 1, 2, start, beyond)
+    for beyond, start in ((2, -1), (3, ranks)):
+        for i in range(files + 1):
+            add(float(i), True, 1, 2, start, beyond)
     return Segments(np.array(base), np.array(normal), np.array(on_x), np.array(index),
-                    np.array(kind, np.int8))
+                    np.array(kind, np.int8), np.array(side, np.int8))
 
 
 @dataclass(frozen=True)
@@ -132,7 +138,8 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
     """Refine `h` (board -> image) to the grid lines' profile peaks, band by band."""
     seg = segments(files, ranks, along)
     grid = seg.kind == 0
-    sub = Segments(seg.base[grid], seg.normal[grid], seg.on_x[grid], seg.index[grid], seg.kind[grid])
+    sub = Segments(seg.base[grid], seg.normal[grid], seg.on_x[grid], seg.index[grid], seg.kind[grid],
+                   seg.side[grid])
     mid_t = sub.base.mean(axis=1)
     for band in bands:
         for _ in range(iterations):
@@ -180,7 +187,7 @@ def _residuals(h: FloatArray, pts: FloatArray, on_x: NDArray[np.bool_], index: F
 class ProfileSupport:
     grid: float      # fraction of grid segments with a clear line near where predicted
     mid: float       # same for half-way lines (chance)
-    outside: float   # largest fraction over the four lines one square outside
+    outside: float   # largest fraction over the four sides' line extensions one square out
 
     def score(self) -> float:
         return self.grid - self.mid - max(0.0, self.outside - 0.5 * self.grid)
@@ -221,7 +228,5 @@ def profile_support(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: 
         m = mask & valid
         return float(hit_f[m].mean()) if m.any() else 0.0
 
-    outside = 0.0
-    for pos, vertical in ((-1.0, True), (files + 1.0, True), (-1.0, False), (ranks + 1.0, False)):
-        outside = max(outside, frac((seg.kind == 2) & (seg.index == pos) & (seg.on_x == vertical)))
+    outside = max(frac((seg.kind == 2) & (seg.side == k)) for k in range(4))
     return ProfileSupport(frac(seg.kind == 0), frac(seg.kind == 1), outside)

@@ -46,12 +46,12 @@ class LocaliseSettings:
 @dataclass(frozen=True)
 class TrackSettings:
     bands: tuple[float, ...] = (0.2, 0.06)
-    iterations: int = 2
+    iterations: int = 1
     along: int = 4
     step: float = 0.015
     peak_ratio: float = 0.6
-    min_support: float = 0.35
-    still_support: float = 0.5
+    min_support: float = 0.3
+    still_support: float = 0.25
     min_contrast: float = 0.2
     max_outside_ratio: float = 0.8
     max_move: float = 0.3
