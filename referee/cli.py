@@ -6,12 +6,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee import __version__
 from referee.errors import RefereeError, RulesetError
 from referee.rules import Game, find_game, game_names, load_ruleset
 from referee.rules.records import check_result, read_record, replay, result_text
+
+if TYPE_CHECKING:
+    from referee.events import Event
+    from referee.rules.core import Match
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -259,6 +263,60 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
 # --- end of vision verbs --------------------------------------------------------------------
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from referee.replay import replay_footage, stderr_progress
+
+    result = replay_footage(args.footage, args.game, pieces=args.pieces, out=args.out,
+                            model=args.model, on_event=_print_event,
+                            progress=stderr_progress())
+    _summary(result)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from referee.announce import cues_for
+    from referee.hardware.signals import TerminalSignals
+    from referee.replay import DEMO_FOOTAGE, replay_footage, stderr_progress
+
+    signals = TerminalSignals()
+    print(f"Replaying {DEMO_FOOTAGE.name}: the designer's sample game of Rinne, as a camera "
+          "would see it.")
+
+    def show(event: Event, match: Match[Any, Any]) -> None:
+        _print_event(event, match)
+        for cue, player in cues_for(event, match):
+            signals.show(cue, event.time_s, player=player)
+
+    result = replay_footage(DEMO_FOOTAGE, "rinne", out=args.out, on_event=show,
+                            progress=stderr_progress())
+    _summary(result)
+    return 0
+
+
+def _print_event(event: Event, match: Match[Any, Any]) -> None:
+    del match
+    print(event.line(), flush=True)
+
+
+def _summary(result: Any) -> None:
+    outcome = result.match.outcome
+    print(f"{len(result.match.moves)} plies read; "
+          + (outcome.result(result.match.game.player_names) if outcome else "game unfinished"))
+    print(f"record, log and report in {result.out}/ ({result.frames} frames, "
+          f"{result.footage_s / max(result.seconds, 1e-9):.1f}x real time)")
+
+
+def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    replay = verb("replay", _replay, "referee recorded footage: print each move, write the record")
+    replay.add_argument("footage", help="a video file or a folder of images")
+    replay.add_argument("--game", required=True, help="the game being played, e.g. rinne")
+    replay.add_argument("--pieces", default="dice", help="dice (default) or penta")
+    replay.add_argument("--out", help="folder for the log, record, keyframes and report")
+    replay.add_argument("--model", help="a classifier other than models/<pieces>.onnx")
+    demo = verb("demo", _demo, "replay the bundled footage of the designer's sample Rinne game")
+    demo.add_argument("--out", help="folder for the log, record, keyframes and report")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="referee",
@@ -293,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_render(verb)
     _add_board(verb)
     _add_vision_verbs(verb)
+    _add_replay(verb)
     return parser
 
 

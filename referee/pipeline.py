@@ -94,7 +94,7 @@ class BoardReader:
 def crop_colors(crops: np.ndarray, spec: CropSpec) -> np.ndarray:
     """Mean Lab colour of the middle of each crop (inside its square, away from the edges):
     a piece's body colour, which tells its owner."""
-    border = int(round(spec.border + 0.25 * (spec.size - 2 * spec.border)))
+    border = round(spec.border + 0.25 * (spec.size - 2 * spec.border))
     middle = np.ascontiguousarray(crops[:, border:spec.size - border, border:spec.size - border])
     n, h, w, _ = middle.shape
     lab = cv2.cvtColor(middle.reshape(n * h, w, 3), cv2.COLOR_BGR2LAB).reshape(n, h * w, 3)

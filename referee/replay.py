@@ -21,6 +21,8 @@ from referee.rules.rinne import RinneRules
 from referee.tracking.inference import PIECE_SETS
 from referee.vision.classifier import Classifier
 
+DEMO_FOOTAGE = Path(__file__).resolve().parent.parent / "examples" / "rinne-sample.mp4"
+
 
 class FootageError(RefereeError, ValueError):
     """Footage that cannot be refereed: no board in it, or never the start position."""
