@@ -1,0 +1,60 @@
+"""The vision side of the pipeline on rendered frames: crops centred on the pieces' tops, the
+owners' colours told apart, and the frame loop's bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from referee.pipeline import crop_colors
+from referee.renders import DIE_HEIGHT, dice_squares, pose_of
+from referee.rules.rinne import RINNE
+from referee.synth import RenderOptions, render_frame
+from referee.tracking.reading import ColorModel, Reading
+from referee.vision.crops import CropSpec, crop_squares
+from referee.vision.warp import top_face_quads
+
+
+@pytest.fixture(scope="module")
+def start_frame():
+    options = RenderOptions(width=960, height=540, tilt=(25.0, 35.0), pieces="dice")
+    return render_frame("rinne", RINNE.start(), seed=3, options=options)
+
+
+def test_top_face_quads_centre_on_each_die_top(start_frame):
+    frame, truth = start_frame
+    pose = pose_of(truth)
+    quads = top_face_quads(pose, (frame.shape[1], frame.shape[0]), height=DIE_HEIGHT)
+    side = pose.square_size_px()
+    assert truth.tops, "the renderer records where each piece's top is"
+    for name, (x, y) in truth.tops:
+        centre = quads[RINNE.geometry.parse_square(name)].mean(axis=0)
+        # Dice stand off-centre and turned in their squares: within a fifth of a square.
+        assert np.hypot(centre[0] - x, centre[1] - y) < 0.2 * side, name
+
+
+def test_the_two_players_colours_are_told_apart(start_frame):
+    frame, truth = start_frame
+    quads = top_face_quads(pose_of(truth), (frame.shape[1], frame.shape[0]), height=DIE_HEIGHT)
+    spec = CropSpec(48, 0.12)
+    colors = crop_colors(crop_squares(frame, list(quads.astype(np.float32)), spec), spec)
+    owners = {RINNE.geometry.parse_square(n): c.owner for n, c in truth.squares if c.kind == "die"}
+    labels = ("empty", "1", "2", "3", "4", "5", "6")
+    reading = Reading(labels, np.full((30, 7), 1 / 7), colors)
+    model = ColorModel.learn(reading, owners)
+    assert model.separation > 3
+    p_first = model.first_owner_probability(colors)
+    for square, owner in owners.items():
+        assert (p_first[square] > 0.5) == (owner == 0)
+
+
+def test_rendered_squares_carry_their_true_labels():
+    squares = dice_squares(5, hands=0.0)
+    contents = squares.truth.contents()
+    files = squares.truth.files
+    assert len(squares.samples) == files * squares.truth.ranks
+    for index, sample in enumerate(squares.samples):
+        name = f"{'abcdefghi'[index % files]}{index // files + 1}"
+        content = contents.get(name)
+        expected = content.value if content is not None and content.kind == "die" else 0
+        assert sample.label == expected

@@ -1,0 +1,61 @@
+"""`referee replay` with bad input: one clear line, exit 1, and the log kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from referee.cli import main
+
+
+def noise_video(path: Path, frames: int = 100) -> Path:
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30, (320, 240))
+    rng = np.random.default_rng(0)
+    for _ in range(frames):
+        writer.write(rng.integers(0, 255, (240, 320, 3), dtype=np.uint8))
+    writer.release()
+    return path
+
+
+def test_footage_without_a_board(tmp_path, capsys):
+    video = noise_video(tmp_path / "table.avi")
+    out = tmp_path / "out"
+    assert main(["replay", str(video), "--game", "rinne", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no 5x6 board found in the footage" in err
+    log = (out / "game.jsonl").read_text().splitlines()
+    assert log[0].startswith('{"format": "referee-log/1"')
+    assert any('"NO_BOARD"' in line for line in log[1:])
+
+
+def test_missing_non_video_and_empty_files(tmp_path, capsys):
+    assert main(["replay", str(tmp_path / "none.mp4"), "--game", "rinne"]) == 1
+    assert "no such video file" in capsys.readouterr().err
+    text = tmp_path / "notes.mp4"
+    text.write_text("not a video")
+    assert main(["replay", str(text), "--game", "rinne"]) == 1
+    assert "cannot open it as a video" in capsys.readouterr().err
+    empty = tmp_path / "empty.mp4"
+    empty.write_bytes(b"")
+    assert main(["replay", str(empty), "--game", "rinne"]) == 1
+    assert capsys.readouterr().err.startswith("referee: ")
+
+
+def test_wrong_game_and_pieces(tmp_path, capsys):
+    video = noise_video(tmp_path / "table.avi", frames=3)
+    assert main(["replay", str(video), "--game", "chess"]) == 1
+    assert "unknown game 'chess'" in capsys.readouterr().err
+    assert main(["replay", str(video), "--game", "zensu"]) == 1
+    assert "only the Rinne family" in capsys.readouterr().err
+    assert main(["replay", str(video), "--game", "rinne", "--pieces", "marbles"]) == 1
+    assert "unknown piece set 'marbles'" in capsys.readouterr().err
+
+
+def test_an_unwritable_output_folder(tmp_path, capsys):
+    video = noise_video(tmp_path / "table.avi", frames=3)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["replay", str(video), "--game", "rinne", "--out", str(blocker / "x")]) == 1
+    assert "cannot write the game there" in capsys.readouterr().err
