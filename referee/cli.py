@@ -306,6 +306,15 @@ def _summary(result: Any) -> None:
           f"{result.footage_s / max(result.seconds, 1e-9):.1f}x real time)")
 
 
+def _live(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from referee.live import LiveOptions, run_live
+
+    return run_live(LiveOptions(args.game, args.camera, args.pins, args.pieces, Path(args.out),
+                                args.resume, args.model))
+
+
 def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
     replay = verb("replay", _replay, "referee recorded footage: print each move, write the record")
     replay.add_argument("footage", help="a video file or a folder of images")
@@ -313,6 +322,14 @@ def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
     replay.add_argument("--pieces", default="dice", help="dice (default) or penta")
     replay.add_argument("--out", help="folder for the log, record, keyframes and report")
     replay.add_argument("--model", help="a classifier other than models/<pieces>.onnx")
+    live = verb("live", _live, "referee a game from a live camera, with lights and buzzer")
+    live.add_argument("--game", required=True, help="the game being played, e.g. rinne")
+    live.add_argument("--camera", default="pi", help="pi, a device number, a video file or folder")
+    live.add_argument("--pins", help="pin map (default: hardware/pins.toml's wiring)")
+    live.add_argument("--pieces", default="dice", help="dice (default) or penta")
+    live.add_argument("--out", default="game", help="folder of the game's log and record")
+    live.add_argument("--resume", action="store_true", help="continue the game logged in --out")
+    live.add_argument("--model", help="a classifier other than models/<pieces>.onnx")
     demo = verb("demo", _demo, "replay the bundled footage of the designer's sample Rinne game")
     demo.add_argument("--out", help="folder for the log, record, keyframes and report")
 

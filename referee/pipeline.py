@@ -138,7 +138,7 @@ class Session:
         events = self._judge(frame_bgr, pose, frame_index, time_s)
         self.stabiliser.mark_read()
         for event in events:
-            self._emit(event, frame_bgr)
+            self.emit(event, frame_bgr)
         return events
 
     def _judge(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
@@ -164,10 +164,10 @@ class Session:
         self._told_no_board = True
         event = Event(EventKind.NO_BOARD, frame_index, round(time_s, 3),
                       len(self.referee.match.moves), detail="no board in view")
-        self._emit(event, None)
+        self.emit(event, None)
         return [event]
 
-    def _emit(self, event: Event, frame_bgr: np.ndarray | None) -> None:
+    def emit(self, event: Event, frame_bgr: np.ndarray | None) -> None:
         if self.recorder is not None:
             self.recorder.write(event, self.referee.match, frame_bgr)
         for listener in self.listeners:

@@ -28,6 +28,7 @@ class Phase(enum.Enum):
     SETUP = "setup"
     PLAYING = "playing"
     CORRECTING = "waiting for the last position or a legal move"
+    RESTORING = "waiting for the position before the move taken back"
     OVER = "game over"
 
 
@@ -52,6 +53,17 @@ class Referee:
         previous = self.match.positions[-2] if len(self.match.positions) > 1 else None
         inference = self.inferer.infer(reading, self.match.position, self.colors, previous)
         return self._judge(inference, reading)
+
+    def take_back(self, frame_index: int, time_s: float) -> list[Event]:
+        """Take the last move back by hand (the button); the board must then show the
+        position before it."""
+        if not self.match.moves or self.phase is Phase.SETUP:
+            return []
+        before = self.match.positions[-2]
+        move = self.game.move_text(before, self.match.pop())
+        self.phase = Phase.RESTORING
+        return [Event(EventKind.TAKE_BACK, frame_index, round(time_s, 3), len(self.match.moves),
+                      move, "by the button")]
 
     # --- setup ----------------------------------------------------------------------------
 
@@ -87,6 +99,11 @@ class Referee:
 
     def _judge(self, inference: Inference, reading: Reading) -> list[Event]:
         verdict = inference.verdict
+        if self.phase is Phase.RESTORING:  # only the restored position ends it
+            if verdict is not Verdict.NO_CHANGE:
+                return []
+            self.phase = Phase.PLAYING
+            return [self._event(EventKind.RESTORED, reading)]
         if verdict is Verdict.MOVE:
             return self._accept(inference, reading)
         if verdict is Verdict.NO_CHANGE:

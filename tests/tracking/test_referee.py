@@ -128,3 +128,20 @@ def test_an_unwritable_folder_is_one_clear_error(tmp_path):
     blocker.write_text("")
     with pytest.raises(RecordError, match="cannot write the game there"):
         Recorder(blocker / "game", RINNE, {})
+
+
+def test_a_take_back_by_the_button_waits_for_the_board_to_be_put_back():
+    referee = Referee(RINNE, DICE, DICE_LABELS)
+    inferer = referee.inferer
+    start = RINNE.start()
+    sq = RINNE.geometry.parse_square
+    referee.on_reading(reading_of(inferer, start))
+    after = RINNE.play(start, Move(sq("e2"), sq("e3"), State.KNIGHT))
+    assert kinds(referee.on_reading(reading_of(inferer, after))) == [EventKind.ACCEPTED]
+    events = referee.take_back(100, 3.3)
+    assert kinds(events) == [EventKind.TAKE_BACK] and events[0].detail == "by the button"
+    assert referee.match.moves == [] and referee.phase is Phase.RESTORING
+    # The board still shows the move: it is not accepted again.
+    assert referee.on_reading(reading_of(inferer, after, seed=2)) == []
+    assert kinds(referee.on_reading(reading_of(inferer, start))) == [EventKind.RESTORED]
+    assert referee.phase is Phase.PLAYING

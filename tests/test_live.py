@@ -1,0 +1,53 @@
+"""`referee live` start-up and resume checks: never overwrite a logged game, refuse a foreign
+or corrupt log in one line and leave it as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from referee.cli import main
+from referee.hardware.signals import TerminalSignals
+from referee.live import LiveOptions, run_live
+from tests.test_replay_cli import noise_video
+
+
+def test_a_logged_game_is_never_overwritten(tmp_path, capsys):
+    (tmp_path / "game.jsonl").write_text('{"format": "referee-log/1", "game": "rinne"}\n')
+    assert main(["live", "--game", "rinne", "--camera", "nothing.mp4", "--out",
+                 str(tmp_path)]) == 1
+    assert "already logged" in capsys.readouterr().err
+
+
+def test_a_foreign_or_corrupt_log_is_refused_and_kept(tmp_path, capsys):
+    log = tmp_path / "game.jsonl"
+    for text, message in [('{"hello": 1}\n', "not a referee log"),
+                          ('{"format": "referee-log/1", "game": "rinne"}\nnonsense\n',
+                           "line 2 is corrupt"),
+                          ('{"format": "referee-log/1", "game": "tensei"}\n',
+                           "a game of tensei, not rinne")]:
+        log.write_text(text)
+        assert main(["live", "--game", "rinne", "--camera", "x.mp4", "--out", str(tmp_path),
+                     "--resume"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err
+        assert log.read_text() == text
+
+
+def test_a_missing_camera_is_one_line(tmp_path, capsys):
+    assert main(["live", "--game", "rinne", "--camera", str(tmp_path / "none.mp4"), "--out",
+                 str(tmp_path / "g")]) == 1
+    assert "no such video file" in capsys.readouterr().err
+
+
+def test_live_on_footage_without_a_board_tells_the_players(tmp_path):
+    video = noise_video(tmp_path / "table.avi", frames=120)
+    lines: list[str] = []
+    signals = TerminalSignals(stream=open(tmp_path / "signals.txt", "w"))  # noqa: SIM115
+    options = LiveOptions("rinne", camera=str(video), out=tmp_path / "game")
+    assert run_live(options, print_line=lines.append, signals=signals) == 0
+    signals.close()
+    assert any("no board in view" in line for line in lines)
+    assert "board unreadable" in (tmp_path / "signals.txt").read_text()
+    logged = [json.loads(x) for x in Path(tmp_path / "game" / "game.jsonl").read_text().splitlines()]
+    assert logged[0]["game"] == "rinne" and logged[-1]["kind"] == "NO_BOARD"
