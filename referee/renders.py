@@ -87,6 +87,7 @@ def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: floa
     jitter) and write them with a `labels.csv` that `vision.datasets.folder_samples` reads.
     Returns the number of crops written."""
     import csv
+    import json
     from pathlib import Path
 
     from referee.vision.crops import CropSpec, crop_squares
@@ -94,6 +95,7 @@ def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: floa
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     spec = CropSpec(size=size, margin=margin)
+    (out / "crops.json").write_text(json.dumps({"size": size, "margin": margin}) + "\n")
     count = 0
     with open(out / "labels.csv", "w", newline="", encoding="utf-8") as handle:
         table = csv.writer(handle)

@@ -77,7 +77,8 @@ def train_pieces(
     if seed is not None:
         config = dataclasses.replace(config, seed=seed)
     out_dir = Path(out) if out else default_models_dir()
-    samples = [s for folder in extra for s in folder_samples(folder, margin=config.margin)]
+    samples = [s for folder in extra
+               for s in folder_samples(folder, margin=crop_folder_margin(folder, config.margin))]
     result = train_dice(
         out_dir, config=config, data_dir=data, extra=samples, name=pieces, progress=progress
     )
@@ -108,3 +109,15 @@ def record_real_test(onnx_path: Path, data: str | None = None) -> DiceReport:
 
 def to_json_line(result: dict[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False)
+
+
+def crop_folder_margin(folder: str | Path, default: float) -> float:
+    """The margin a folder's crops were cut with, from its `crops.json` if it has one."""
+    meta = Path(folder) / "crops.json"
+    if not meta.is_file():
+        return default
+    try:
+        return float(json.loads(meta.read_text(encoding="utf-8"))["margin"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ModelError(f"{meta}: unreadable ({error})") from None
+
