@@ -43,8 +43,8 @@ def main() -> None:
         boards += 1
         perfect += not len(misses)
     print(f"model {classifier.card.name} ({classifier.card.sha256[:12]}), {boards} rendered boards")
-    print(f"| squares | wrong | % wrong | boards | read without error | % |")
-    print(f"| ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| squares | wrong | % wrong | boards | read without error | % |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     print(f"| {squares} | {wrong} | {100 * wrong / squares:.2f} | {boards} | {perfect} | "
           f"{100 * perfect / boards:.1f} |")
     print("\nmost common confusions (true -> read): "
