@@ -19,6 +19,7 @@ from referee.errors import NoBoardError
 from referee.events import Event, EventKind
 from referee.record import Recorder
 from referee.referee import Phase, Referee
+from referee.tracking.inference import Verdict
 from referee.tracking.reading import Reading
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.vision.classifier import Classifier
@@ -124,6 +125,7 @@ class Session:
         self._lost_since: float | None = 0.0
         self._told_no_board = False
         self.last_stillness: Stillness | None = None
+        self._other_sides: tuple[BoardPose, ...] = ()
 
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         pose = self.reader.locate(frame_bgr, time_s)
@@ -144,16 +146,46 @@ class Session:
     def _judge(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
                ) -> list[Event]:
         referee = self.referee
-        if referee.phase is not Phase.SETUP:
-            return referee.on_reading(self.reader.read(frame_bgr, pose, frame_index, time_s))
-        # At setup the start position decides which corner is a1.
+        if referee.phase is Phase.SETUP:
+            return self._set_up(frame_bgr, pose, frame_index, time_s)
+        reading = self.reader.read(frame_bgr, pose, frame_index, time_s)
+        if self._other_sides and not referee.match.moves:
+            reading = self._first_move_decides_sides(frame_bgr, reading)
+        if referee.match.moves:
+            self._other_sides = ()
+        return referee.on_reading(reading)
+
+    def _set_up(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
+                ) -> list[Event]:
+        """The start position decides which corner is a1. Where it looks the same from both
+        sides (Rinne's does), the side whose pieces make the first move is the first
+        player's: the other orientations are kept until then."""
         readings = [(p, self.reader.read(frame_bgr, p, frame_index, time_s))
                     for p in pose.orientations()]
-        for oriented, reading in readings:
-            if referee.shows_setup(reading):
-                self.reader.pose = oriented
-                return referee.on_reading(reading)
-        return referee.on_reading(readings[0][1])
+        matching = [(p, r) for p, r in readings if self.referee.shows_setup(r)]
+        if not matching:
+            return self.referee.on_reading(readings[0][1])
+        self.reader.pose = matching[0][0]
+        self._other_sides = tuple(p for p, _ in matching[1:])
+        return self.referee.on_reading(matching[0][1])
+
+    def _first_move_decides_sides(self, frame_bgr: np.ndarray, reading: Reading) -> Reading:
+        """Before the first move: if the board only makes sense seen from another side,
+        name the corners from that side (and the colours' owners swap with it)."""
+        referee = self.referee
+        if referee.inspect(reading).verdict in (Verdict.MOVE, Verdict.NO_CHANGE):
+            return reading
+        assert referee.colors is not None
+        for other in self._other_sides:
+            seen = self.reader.read(frame_bgr, other, reading.frame_index, reading.time_s)
+            referee.colors = referee.colors.swapped()
+            if referee.inspect(seen).verdict is Verdict.MOVE:
+                log.info("the first move shows the first player sits on the other side")
+                self.reader.pose = other
+                self._other_sides = ()
+                return seen
+            referee.colors = referee.colors.swapped()
+        return reading
 
     def _no_board(self, frame_index: int, time_s: float) -> list[Event]:
         if self._lost_since is None:

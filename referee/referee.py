@@ -49,10 +49,13 @@ class Referee:
             return []
         if self.phase is Phase.SETUP:
             return self._setup(reading)
+        return self._judge(self.inspect(reading), reading)
+
+    def inspect(self, reading: Reading) -> Inference:
+        """What the reading would mean now, without acting on it."""
         assert self.colors is not None
         previous = self.match.positions[-2] if len(self.match.positions) > 1 else None
-        inference = self.inferer.infer(reading, self.match.position, self.colors, previous)
-        return self._judge(inference, reading)
+        return self.inferer.infer(reading, self.match.position, self.colors, previous)
 
     def take_back(self, frame_index: int, time_s: float) -> list[Event]:
         """Take the last move back by hand (the button); the board must then show the

@@ -69,6 +69,11 @@ class ColorModel:
         spread = max(float(np.percentile(within, 90)), between / 10.0, 1.0)
         return cls(means, spread)
 
+    def swapped(self) -> ColorModel:
+        """The same colours with the players' roles exchanged (the board seen from the other
+        side)."""
+        return ColorModel(self.means[::-1].copy(), self.spread)
+
     @property
     def separation(self) -> float:
         """Distance between the two colours in units of spread: under ~3 they are too alike."""
