@@ -49,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="footage starts from an empty board: the pieces are set out")
     parser.add_argument("--hand", action="store_true",
                         help="a frame with a hand reaching over the board")
+    parser.add_argument("--crf", type=int, default=28,
+                        help="H.264 quality of .mp4 footage, 0..51: lower is better and bigger "
+                        "(default 28)")
     parser.add_argument("--clean", action="store_true",
                         help="no sensor effects (noise, blur, JPEG): for exact checks")
 
@@ -100,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         match, record_text = _match(args.record, args.game)
     if suffix in VIDEO_SUFFIXES:
         footage = FootageOptions(fps=args.fps, plies=args.plies, faults=faults,
-                                 setup=args.setup, noise=args.noise)
+                                 setup=args.setup, noise=args.noise, crf=args.crf)
         video = render_footage(args.game, out, args.seed, record_text=record_text, match=match,
                                options=options, footage=footage)
         print(f"{out}: {len(video.frames)} frames, {len(video.plies)} acts, "

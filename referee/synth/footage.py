@@ -36,7 +36,7 @@ from referee.synth.truth import (
     SquareContent,
     SteadyTruth,
 )
-from referee.synth.video import VIDEO_SUFFIXES, open_video
+from referee.synth.video import VIDEO_SUFFIXES, Encoding, open_video
 
 log = logging.getLogger(__name__)
 FAULTS = ("drop", "bump", "light", "illegal", "forgotten")
@@ -54,6 +54,7 @@ class FootageOptions:
     # single training frames): a camera at normal table light is cleaner, and every
     # noisy pixel of every frame costs the video file bits.
     noise: float = 0.5
+    crf: int = 28  # H.264 quality of .mp4 footage: lower is better and bigger
 
     def validate(self) -> None:
         unknown = [f for f in self.faults if f not in FAULTS]
@@ -63,6 +64,8 @@ class FootageOptions:
             raise RenderError(f"fps {self.fps} is out of range 1..120")
         if not 0 <= self.noise <= 2:
             raise RenderError(f"noise {self.noise} is out of range 0..2")
+        if not 0 <= self.crf <= 51:
+            raise RenderError(f"crf {self.crf} is out of range 0..51")
         if self.plies < 0:
             raise RenderError("--plies must be 0 or more")
 
@@ -289,7 +292,8 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
             director.act(act)
             director.pause(float(rng.uniform(0.15, 0.5)), act.note)
     _direct(director, acts, footage, rng)
-    writer = open_video(path, footage.fps, (options.width, options.height))
+    writer = open_video(path, footage.fps, (options.width, options.height),
+                        Encoding(crf=footage.crf))
     dropped = _dropped(len(director.frames), footage, rng)
     frames: list[FrameTruth] = []
     try:
