@@ -30,15 +30,15 @@ def render_frame(game: str, position: Any = None, seed: int = 0,
                  ) -> tuple[npt.NDArray[np.uint8], FrameTruth]:
     """One frame of `game` from `seed`: BGR uint8 and its ground truth.
 
-    Show `contents` (square name -> SquareContent) if given, else the rules `position`
-    (Rinne family), else the start position (Zensū: its setup; Renaissance: a random board
+    Show `contents` (square name -> SquareContent) if given, else the rules `position`,
+    else the start position (Zensū: its setup; Renaissance: a random board
     in phase 1)."""
     options = options or RenderOptions()
     spec = game_spec(game)
     scene = Scene(spec, seed, options)
     rng = np.random.default_rng([seed, 5])
     if contents is None:
-        if position is not None and spec.family == "rinne":
+        if position is not None:
             contents = contents_from_position(spec, position, scene.style.pieces)
         else:
             contents = start_contents(spec, rng, scene.style.pieces)

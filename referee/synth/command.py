@@ -13,10 +13,11 @@ import cv2
 
 from referee.errors import OutputError, RenderError
 from referee.synth import render_frame
-from referee.synth.footage import FAULTS, VIDEO_CODECS, FootageOptions, render_footage
+from referee.synth.footage import FAULTS, FootageOptions, render_footage
 from referee.synth.games import game_spec, known_games
 from referee.synth.scene import RenderOptions
 from referee.synth.style import STYLES
+from referee.synth.video import VIDEO_SUFFIXES
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 
@@ -41,10 +42,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a frame of the position after this many plies of the record "
                         "(default: the last)")
     parser.add_argument("--fps", type=float, default=30.0)
+    parser.add_argument("--noise", type=float, default=0.5,
+                        help="footage: temporal sensor noise as a share of the style's "
+                        "(default 0.5: a camera at normal table light)")
     parser.add_argument("--setup", action="store_true",
                         help="footage starts from an empty board: the pieces are set out")
     parser.add_argument("--hand", action="store_true",
                         help="a frame with a hand reaching over the board")
+    parser.add_argument("--crf", type=int, default=28,
+                        help="H.264 quality of .mp4 footage, 0..51: lower is better and bigger "
+                        "(default 28)")
     parser.add_argument("--clean", action="store_true",
                         help="no sensor effects (noise, blur, JPEG): for exact checks")
 
@@ -81,11 +88,11 @@ def run(args: argparse.Namespace) -> int:
                             pieces=args.pieces, effects=not args.clean,
                             hands=1.0 if args.hand else 0.0)
     options.validate()
-    spec = game_spec(args.game)
+    game_spec(args.game)  # an unknown game is refused before anything else
     out = Path(args.out)
     suffix = out.suffix.lower()
     faults = tuple(f.strip() for f in args.faults.split(",") if f.strip())
-    if suffix not in IMAGE_SUFFIXES and suffix not in VIDEO_CODECS:
+    if suffix not in IMAGE_SUFFIXES and suffix not in VIDEO_SUFFIXES:
         raise RenderError(f"{out}: write a frame (.png, .jpg) or footage (.mp4, .avi)")
     if not out.parent.is_dir():
         raise OutputError(f"{out}: its folder does not exist")
@@ -93,12 +100,10 @@ def run(args: argparse.Namespace) -> int:
         raise RenderError(f"unknown style {args.style!r}; known styles: {', '.join(STYLES)}")
     match, record_text = (None, "")
     if args.record:
-        if spec.family != "rinne":
-            raise RenderError(f"records of {spec.name} cannot be replayed yet (no rules)")
         match, record_text = _match(args.record, args.game)
-    if suffix in VIDEO_CODECS:
+    if suffix in VIDEO_SUFFIXES:
         footage = FootageOptions(fps=args.fps, plies=args.plies, faults=faults,
-                                 setup=args.setup)
+                                 setup=args.setup, noise=args.noise, crf=args.crf)
         video = render_footage(args.game, out, args.seed, record_text=record_text, match=match,
                                options=options, footage=footage)
         print(f"{out}: {len(video.frames)} frames, {len(video.plies)} acts, "

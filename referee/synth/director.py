@@ -1,7 +1,9 @@
 """The director of footage: turns a list of acts (a hand's trips over the board) into one
 `FrameState` per frame: the hand reaching in from its player's side, lifting a piece,
-carrying it (turning it to its new face on the way), setting it down, withdrawing; pauses
-of varied length; slow light drift, flicker and a slightly shaking camera."""
+carrying it (turning it to its new face on the way), setting it down, withdrawing; laying
+flat things (Renaissance tiles, monominoes, markers) from beside the board, lifting them
+off, sliding a marker to another square; pauses of varied length; slow light drift,
+flicker and a slightly shaking camera."""
 
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ from referee.synth.camera import Camera
 from referee.synth.hands import HandLook, HandPose, sample_hand_look
 from referee.synth.mesh import Placed, rot_z
 from referee.synth.placement import (
+    TILE_HEIGHT,
     BoardPose,
     PiecePose,
+    flat_placed,
     piece_height,
     piece_placed,
     place,
@@ -34,12 +38,19 @@ FloatArray = npt.NDArray[np.float64]
 class Step:
     """One thing a hand does during a trip: `move` a piece from `a` to `b` showing
     `content`; `take` the piece on `a` off the board; `turn` the piece on `a` to `content`;
-    `put` a piece showing `content` from beside the board onto `b` (setting up)."""
+    `put` a piece showing `content` from beside the board onto `b` (setting up).
 
-    action: str  # move, take, turn, put
+    Flat things (tiles, monominoes, markers) change squares by `changes` (square, new
+    content), the hand carrying what appears or goes on the squares `carry`: `lay` brings
+    them in from beside the board, `lift` takes them off it, `shift` slides a marker from
+    `a` to `b`."""
+
+    action: str  # move, take, turn, put, lay, lift, shift
     a: str
     b: str = ""
     content: SquareContent | None = None
+    changes: tuple[tuple[str, SquareContent], ...] = ()
+    carry: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,22 @@ class Marks:
     events: dict[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, eq=False)
+class Flat:
+    """Flat things in the hand: placed where they lie when the grip is at `anchor`."""
+
+    things: tuple[Placed, ...]
+    anchor: FloatArray
+
+
+def carried_part(stays: SquareContent, whole: SquareContent) -> SquareContent:
+    """What a hand brings to or takes from a square that holds `whole` with it and `stays`
+    without it: only the marker when the tile or monomino under it stays."""
+    if (stays.kind, stays.value) == (whole.kind, whole.value):
+        return SquareContent("empty", marker=whole.marker)
+    return whole
+
+
 def ease(u: float) -> float:
     u = min(max(u, 0.0), 1.0)
     return u * u * (3 - 2 * u)
@@ -80,7 +107,8 @@ def ease(u: float) -> float:
 
 class Director:
     def __init__(self, scene: Scene, contents: Contents, rng: np.random.Generator, *,
-                 fps: float = 30.0, shake: float = 1.0, flicker: float = 1.0) -> None:
+                 fps: float = 30.0, shake: float = 1.0, flicker: float = 1.0,
+                 noise: float = 1.0) -> None:
         self.scene, self.rng, self.fps = scene, rng, fps
         self.contents = dict(contents)
         self.poses: dict[str, PiecePose] = {
@@ -98,6 +126,7 @@ class Director:
         self.light_step: tuple[int, float, tuple[float, float, float]] | None = None
         self._shake = np.zeros(3)
         self.shutter = float(rng.uniform(0.3, 0.8))  # exposure time as a share of a frame
+        self.noise = noise
         self.graveyard: list[Placed] = []
         self._grave_slots = [0, 0]
 
@@ -125,13 +154,13 @@ class Director:
         if self.light_step is not None and len(self.frames) >= self.light_step[0]:
             gain *= self.light_step[1]
             tint = self.light_step[2]
-        return Exposure(gain=gain, tint=tint)
+        return Exposure(gain=gain, tint=tint, noise=self.noise)
 
     def emit(self, hand: HandPose | None = None, carried: PiecePose | None = None,
-             *, steady: bool = False) -> None:
+             *, steady: bool = False, flat: tuple[Placed, ...] = ()) -> None:
         self.frames.append(FrameState(
             dict(self.contents), dict(self.poses), carried, hand, self.board, self._camera(),
-            self._exposure(), steady, tuple(self.graveyard)))
+            self._exposure(), steady, (*self.graveyard, *flat)))
 
     def pause(self, seconds: float, note: str) -> None:
         first = len(self.frames)
@@ -167,9 +196,10 @@ class Director:
     def _path(self, hand: Hand, target: FloatArray, seconds: float, *,
               arc: float = 0.0, pinch: tuple[float, float] | None = None,
               carried: PiecePose | None = None, turn_to: SquareContent | None = None,
-              ) -> PiecePose | None:
+              flat: Flat | None = None) -> PiecePose | None:
         """Move the hand's grip to `target`; a carried piece follows (and is turned to
-        `turn_to` halfway)."""
+        `turn_to` halfway), or carried flat things (placed as they lie when the grip is at
+        the flat's anchor)."""
         start = hand.grip.copy()
         n = max(2, round(seconds * self.fps * float(self.rng.uniform(0.85, 1.2))))
         p0, p1 = pinch if pinch else (hand.pinch, hand.pinch)
@@ -190,7 +220,11 @@ class Director:
                 foot = (float(grip[0]), float(grip[1]), float(grip[2] - 0.75 * height))
                 spin = carried.yaw + 0.25 * math.sin(math.pi * u)
                 held = carried.carried(foot, spin, 0.12 * math.sin(math.pi * u))
-            self.emit(pose, held)
+            moved: tuple[Placed, ...] = ()
+            if flat is not None:
+                shift = grip - flat.anchor
+                moved = tuple(replace(p, position=p.position + shift) for p in flat.things)
+            self.emit(pose, held, flat=moved)
         return carried
 
     def _hand_pose(self, hand: Hand) -> HandPose:
@@ -222,6 +256,8 @@ class Director:
             elif step.action == "put":
                 assert step.content is not None
                 self._put(hand, step.b, step.content)
+            elif step.action in ("lay", "lift", "shift"):
+                self._flat_step(hand, step, act.mover)
         self._path(hand, self._rest(act.mover), float(self.rng.uniform(0.5, 0.8)), arc=20,
                    pinch=(0.0, 0.0))
         self.marks.acts.append((act, first, len(self.frames) - 1))
@@ -281,6 +317,62 @@ class Director:
         self.poses[to] = pose
         self.contents[to] = content
         self._path(hand, target + np.array([0, 0, height + 40]), 0.22, pinch=(1.0, 0.0))
+
+    # --- flat things: tiles, monominoes, markers ------------------------------------------
+
+    def _flat(self, squares: tuple[str, ...], contents: Contents, z: float) -> Flat:
+        """The flat things of `contents` on `squares`, anchored at their middle, height z."""
+        things = flat_placed({sq: contents[sq] for sq in squares}, self.scene.style,
+                             self.scene.layout, self.board, self.scene.seed)
+        anchor = np.mean([self._world(sq, z) for sq in squares], axis=0)
+        return Flat(tuple(things[0] + things[1]), anchor)
+
+    def _flat_step(self, hand: Hand, step: Step, mover: int) -> None:
+        """Lay, lift or shift flat things: grip at their middle, change the squares when the
+        fingers close (lift) or open (lay)."""
+        grip_z = TILE_HEIGHT + 2.0
+        changes = dict(step.changes)
+        carry = step.carry or (step.a,)
+        if step.action == "lay":
+            moving = {sq: carried_part(self.contents[sq], changes[sq]) for sq in carry}
+            flat = self._flat(carry, moving, grip_z)
+            rest = self._rest(mover)
+            if float(np.linalg.norm(hand.grip - rest)) > 1.0:  # fetch it from beside the board
+                self._path(hand, rest, float(self.rng.uniform(0.5, 0.7)), arc=20,
+                           pinch=(hand.pinch, 1.0))
+            hand.pinch = 1.0
+            self._path(hand, flat.anchor + np.array([0, 0, 35.0]),
+                       float(self.rng.uniform(0.6, 0.9)), arc=30, flat=flat)
+            self._path(hand, flat.anchor, 0.22, flat=flat)
+            self.contents.update(changes)
+            self._path(hand, flat.anchor + np.array([0, 0, 40.0]), 0.22, pinch=(1.0, 0.0))
+            return
+        source = (step.a,) if step.action == "shift" else carry
+        moving = {sq: carried_part(changes[sq], self.contents[sq]) for sq in source}
+        flat = self._flat(source, moving, grip_z)
+        self._path(hand, flat.anchor + np.array([0, 0, 40.0]), float(self.rng.uniform(0.55, 0.9)),
+                   arc=30, pinch=(0.0, 0.2))
+        self._path(hand, flat.anchor, 0.22, pinch=(0.2, 1.0))
+        for sq in source:
+            self.contents[sq] = changes[sq]
+        lift = flat.anchor + np.array([0, 0, 30.0])
+        self._path(hand, lift, 0.2, flat=flat)
+        if step.action == "shift":  # slide the marker to its new square and let go
+            target = self._world(step.b, grip_z)
+            distance = float(np.linalg.norm(target[:2] - lift[:2]))
+            self._path(hand, target + np.array([0, 0, 30.0]), 0.25 + distance / 250,
+                       arc=min(30, distance / 4), flat=flat)
+            # where the marker will lie on its new square (its spot there is seeded)
+            landing = self._flat((step.b,), {step.b: carried_part(self.contents[step.b],
+                                                                  changes[step.b])}, grip_z)
+            self._path(hand, landing.anchor, 0.22, flat=landing)
+            self.contents[step.b] = changes[step.b]
+            self._path(hand, target + np.array([0, 0, 40.0]), 0.22, pinch=(1.0, 0.0))
+            return
+        # Taken off the board: carried back to the player's side, out of the picture (a
+        # pile of tiles and monominoes beside the board would spill into it).
+        self._path(hand, self._rest(mover), float(self.rng.uniform(0.6, 0.9)), arc=25,
+                   flat=flat)
 
     def _lifted(self, pose: PiecePose) -> PiecePose:
         return replace(pose, lifted=(0.0, 0.0, 0.0), yaw=pose.yaw + self.board.angle)

@@ -9,11 +9,10 @@ turns the piece to its new state)."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
 from referee.errors import OutputError, RenderError
@@ -28,6 +27,7 @@ from referee.synth.games import (
 )
 from referee.synth.scene import RenderOptions, Scene
 from referee.synth.truth import (
+    BLOCKED,
     EMPTY,
     Contents,
     FootageTruth,
@@ -36,10 +36,10 @@ from referee.synth.truth import (
     SquareContent,
     SteadyTruth,
 )
+from referee.synth.video import VIDEO_SUFFIXES, Encoding, open_video
 
 log = logging.getLogger(__name__)
 FAULTS = ("drop", "bump", "light", "illegal", "forgotten")
-VIDEO_CODECS = {".mp4": "mp4v", ".avi": "MJPG"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,11 @@ class FootageOptions:
     shake: float = 1.0
     flicker: float = 1.0
     setup: bool = False  # start from an empty board: the players set the pieces out
+    # Temporal sensor noise as a share of the style's (which spans dim light too, for
+    # single training frames): a camera at normal table light is cleaner, and every
+    # noisy pixel of every frame costs the video file bits.
+    noise: float = 0.5
+    crf: int = 28  # H.264 quality of .mp4 footage: lower is better and bigger
 
     def validate(self) -> None:
         unknown = [f for f in self.faults if f not in FAULTS]
@@ -57,6 +62,10 @@ class FootageOptions:
             raise RenderError(f"unknown fault {unknown[0]!r}; known faults: {', '.join(FAULTS)}")
         if not 1 <= self.fps <= 120:
             raise RenderError(f"fps {self.fps} is out of range 1..120")
+        if not 0 <= self.noise <= 2:
+            raise RenderError(f"noise {self.noise} is out of range 0..2")
+        if not 0 <= self.crf <= 51:
+            raise RenderError(f"crf {self.crf} is out of range 0..51")
         if self.plies < 0:
             raise RenderError("--plies must be 0 or more")
 
@@ -72,37 +81,55 @@ def random_match(spec: GameSpec, rng: np.random.Generator, plies: int) -> Match[
     return match
 
 
-def _content(spec: GameSpec, position: Any, square: int, pieces: str) -> SquareContent:
-    name = square_names(spec.files, spec.ranks)[square]
-    return contents_from_position(spec, position, pieces)[name]
-
-
 def plan_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tuple[str, ...],
               rng: np.random.Generator) -> list[Act]:
     """The hand's trips for each ply of `match`, with the faults asked for."""
+    if spec.family == "renaissance":
+        return _flat_acts(spec, match, pieces)
+    return _piece_acts(spec, match, pieces, faults, rng)
+
+
+def _plies(spec: GameSpec, match: Match[Any, Any], pieces: str,
+           ) -> list[tuple[int, str, int, Any, Contents, Contents]]:
+    """Per ply: index, text, mover, the move, and the square contents before and after."""
+    game = match.game
+    contents = [contents_from_position(spec, p, pieces) for p in match.positions]
+    return [(i, f"{i // 2 + 1}. {game.move_text(before, move)}", int(before.turn), move,
+             contents[i], contents[i + 1])
+            for i, (before, move) in enumerate(zip(match.positions, match.moves, strict=False))]
+
+
+def _piece_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tuple[str, ...],
+                rng: np.random.Generator) -> list[Act]:
+    """Games of pieces that move (the Rinne family, Zensū): the hand takes the captured
+    pieces off, then carries the moved one, turned to its new state (Tensei: 6 up, then
+    the roll)."""
     game = match.game
     names = square_names(spec.files, spec.ranks)
     chance = bool(getattr(game, "chance", False))
-    kind = "die" if pieces == "dice" else "penta"
-    n = len(match.moves)
+    plies = _plies(spec, match, pieces)
+    n = len(plies)
     illegal_at = int(rng.integers(0, n)) if "illegal" in faults and n else -1
+    promoting = [i for i, _t, _m, move, b, a in plies
+                 if move.from_square >= 0 and b[names[move.from_square]] != a[names[move.to_square]]]
     forgotten_at = -1
-    if "forgotten" in faults and n and not chance:
-        forgotten_at = int(rng.integers(0, n))
+    if "forgotten" in faults and promoting and not chance:
+        forgotten_at = promoting[int(rng.integers(len(promoting)))]
     acts: list[Act] = []
-    for index, (before, move) in enumerate(zip(match.positions, match.moves, strict=False)):
-        after = match.positions[index + 1]
-        text = f"{index // 2 + 1}. {game.move_text(before, move)}"
-        mover = int(before.turn)
+    for index, text, mover, move, before, after in plies:
+        if move.from_square < 0:  # a pass: nothing on the board changes
+            continue
         a, b = names[move.from_square], names[move.to_square]
-        new = _content(spec, after, move.to_square, pieces)
-        old = _content(spec, before, move.from_square, pieces)
-        captured = before.piece_at(move.to_square) is not None
+        new, old = after[b], before[a]
         if index == illegal_at:
-            acts += _illegal(game, before, names, mover, kind, index, rng)
-        steps: list[Step] = [Step("take", b)] if captured else []
-        if chance and kind == "die":
-            pending = SquareContent(kind, mover, 6) if kind == "die" else new
+            acts += _illegal(game, match.positions[index], names, before, mover, index, rng)
+        # Every piece but the mover's that is gone or replaced is captured (Rinne: on the
+        # goal square moved to; Zensū: every opponent passed over or landed on).
+        taken = [sq for sq in names if sq != a and before[sq].is_piece and after[sq] != before[sq]]
+        taken.sort(key=lambda sq: abs(names.index(sq) - move.from_square))
+        steps: list[Step] = [Step("take", sq) for sq in taken]
+        if chance and new.kind == "die":
+            pending = SquareContent("die", mover, 6)
             acts.append(Act(text, "move", mover, (*steps, Step("move", a, b, pending)), index,
                             "roll pending"))
             acts.append(Act(text, "roll", mover, (Step("turn", b, "", new),), index,
@@ -116,6 +143,85 @@ def plan_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tuple
             acts.append(Act(text, "move", mover, (*steps, Step("move", a, b, new)), index,
                             f"after ply {index + 1}"))
     return acts
+
+
+def _flat_acts(spec: GameSpec, match: Match[Any, Any], pieces: str) -> list[Act]:
+    """Renaissance: each ply lays a tile, a marker (a push-in shifts the markers of its line
+    at once) or a monomino, or slides a marker; then the board is brought to the rules'
+    position: tiles taken are lifted off with their markers and monominoes laid in their
+    place, and a phase's end clears the board (`_settle`)."""
+    acts = []
+    for index, text, mover, move, before, after in _plies(spec, match, pieces):
+        names = square_names(spec.files, spec.ranks)
+        squares = getattr(move, "squares", None)
+        now = dict(before)
+        steps: list[Step] = []
+        if squares is not None:  # a tile
+            cells = tuple(names[sq] for sq in squares)
+            steps.append(Step("lay", cells[0], changes=tuple((c, after[c]) for c in cells),
+                              carry=cells))
+        elif hasattr(move, "from_square"):  # a marker moved
+            a, b = names[move.from_square], names[move.to_square]
+            steps.append(Step("shift", a, b, changes=((a, after[a]), (b, after[b]))))
+        else:  # a marker or a monomino placed
+            square = names[move.square]
+            changes = {square: after[square]}
+            if match.positions[index].phase.value == "phase 1":
+                changes = _placed_marker(match, index, spec, before)
+            steps.append(Step("lay", square, changes=tuple(changes.items()), carry=(square,)))
+        for step in steps:
+            now.update(step.changes)
+        steps += _settle(now, after)
+        acts.append(Act(text, "move", mover, tuple(steps), index, f"after ply {index + 1}"))
+    return acts
+
+
+def _with_marker(content: SquareContent, marker: str | None) -> SquareContent:
+    return SquareContent(content.kind, content.owner, content.value, marker)
+
+
+def _placed_marker(match: Match[Any, Any], index: int, spec: GameSpec,
+                   before: Contents) -> Contents:
+    """The squares a phase 1 marker changes (a push-in shifts its line), before any tile it
+    completes is taken: the rules' own placement on the position with its tiles hidden, so
+    that none can be taken."""
+    from referee.rules.renaissance_position import MONOMINO
+
+    game: Any = match.game
+    position, move = match.positions[index], match.moves[index]
+    hidden = replace(position, cover=tuple(MONOMINO if v >= 0 else v for v in position.cover))
+    markers = game._place_marker1(hidden, move.square).markers
+    names = square_names(spec.files, spec.ranks)
+    colours = (None, "gold", "silver")
+    return {names[sq]: _with_marker(before[names[sq]], colours[new])
+            for sq, (old, new) in enumerate(zip(position.markers, markers, strict=True))
+            if old != new or sq == move.square}
+
+
+def _settle(now: Contents, after: Contents) -> list[Step]:
+    """Steps that bring the board from `now` to `after`: what must go is lifted off (a tile
+    with its markers at once, other things a rank at a time), then what `after` holds is
+    laid, a square at a time."""
+    lifts: dict[tuple[str, str], list[str]] = {}
+    cleared: Contents = {}
+    for sq, target in after.items():
+        have = now[sq]
+        if have == target:
+            continue
+        if have.kind in ("tile", "monomino") and (have.kind, have.value) != (target.kind,
+                                                                             target.value):
+            cleared[sq] = EMPTY  # the cover goes, and its marker with it
+        elif have.marker and have.marker != target.marker:
+            cleared[sq] = _with_marker(have, None)
+        else:
+            continue
+        key = ("tile", f"{have.value:03d}") if have.kind == "tile" else ("rank", sq[1:])
+        lifts.setdefault(key, []).append(sq)
+    steps = [Step("lift", cells[0], changes=tuple((c, cleared[c]) for c in cells),
+                  carry=tuple(cells)) for _key, cells in sorted(lifts.items())]
+    steps += [Step("lay", sq, changes=((sq, target),), carry=(sq,))
+              for sq, target in after.items() if cleared.get(sq, now[sq]) != target]
+    return steps
 
 
 def setup_acts(contents: Contents) -> list[Act]:
@@ -134,20 +240,18 @@ def setup_acts(contents: Contents) -> list[Act]:
     return acts
 
 
-def _illegal(game: Any, position: Any, names: list[str], mover: int, kind: str, index: int,
-             rng: np.random.Generator) -> list[Act]:
+def _illegal(game: Any, position: Any, names: list[str], contents: Contents, mover: int,
+             index: int, rng: np.random.Generator) -> list[Act]:
     """A move the rules forbid (a piece to an empty square it cannot reach), then its
     take-back."""
     legal = {(m.from_square, m.to_square) for m in game.legal_moves(position)}
-    own = [sq for sq in range(len(names)) if (p := position.piece_at(sq)) is not None
-           and int(p.color) == mover]
-    empty = [sq for sq in range(len(names)) if position.piece_at(sq) is None]
+    own = [sq for sq, name in enumerate(names) if contents[name].owner == mover]
+    empty = [sq for sq, name in enumerate(names) if contents[name].kind == "empty"]
     options = [(f, t) for f in own for t in empty if (f, t) not in legal]
     if not options:
         return []
     f, t = options[int(rng.integers(len(options)))]
-    piece = position.piece_at(f)
-    content = SquareContent(kind, mover, int(piece.state))
+    content = contents[names[f]]
     text = f"illegal: {names[f]}-{names[t]}"
     return [Act(text, "illegal", mover, (Step("move", names[f], names[t], content),), index,
                 "illegal move on the board"),
@@ -164,13 +268,13 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
     footage = footage or FootageOptions()
     footage.validate()
     path = Path(out)
-    codec = VIDEO_CODECS.get(path.suffix.lower())
-    if codec is None:
+    if path.suffix.lower() not in VIDEO_SUFFIXES:
         raise RenderError(f"{path}: footage must be .mp4 or .avi")
     spec = game_spec(game)
-    if spec.family != "rinne":
-        raise RenderError(f"footage of {spec.name} needs its rules, which the referee does not "
-                          "have yet; render single frames of it instead")
+    moving = {"illegal", "forgotten"} & set(footage.faults)
+    if spec.family == "renaissance" and moving:
+        raise RenderError(f"fault {sorted(moving)[0]!r} needs pieces that move; "
+                          f"{spec.name} has none")
     rng = np.random.default_rng([seed, 6])
     scene = Scene(spec, seed, options)
     if match is None:
@@ -178,9 +282,9 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
     pieces = scene.style.pieces
     contents: Contents = contents_from_position(spec, match.positions[0], pieces)
     setup = setup_acts(contents) if footage.setup else []
-    empty = {name: EMPTY for name in contents}
+    empty = {name: BLOCKED if c.kind == "blocked" else EMPTY for name, c in contents.items()}
     director = Director(scene, empty if setup else contents, rng, fps=footage.fps,
-                        shake=footage.shake, flicker=footage.flicker)
+                        shake=footage.shake, flicker=footage.flicker, noise=footage.noise)
     acts = plan_acts(spec, match, pieces, footage.faults, rng)
     if setup:
         director.pause(float(rng.uniform(0.8, 1.2)), "empty board")
@@ -188,7 +292,8 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
             director.act(act)
             director.pause(float(rng.uniform(0.15, 0.5)), act.note)
     _direct(director, acts, footage, rng)
-    writer = _open_writer(path, codec, footage.fps, options.width, options.height)
+    writer = open_video(path, footage.fps, (options.width, options.height),
+                        Encoding(crf=footage.crf))
     dropped = _dropped(len(director.frames), footage, rng)
     frames: list[FrameTruth] = []
     try:
@@ -199,7 +304,7 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
             writer.write(frame)
             frames.append(frame_truth)
     finally:
-        writer.release()
+        writer.close()
     truth = _truth(spec, seed, scene, footage, director, frames, dropped, record_text)
     sidecar = path.with_suffix(".json")
     try:
@@ -240,20 +345,6 @@ def _dropped(count: int, footage: FootageOptions, rng: np.random.Generator) -> s
         start = int(rng.integers(10, max(count - 10, 11)))
         out.update(range(start, start + int(rng.integers(1, 6))))
     return {i for i in out if i < count}
-
-
-def _open_writer(path: Path, codec: str, fps: float, width: int, height: int) -> Any:
-    if path.parent and not path.parent.exists():
-        raise OutputError(f"{path}: its folder does not exist")
-    try:
-        path.touch()
-    except OSError as error:
-        raise OutputError(f"{path}: cannot be written ({error.strerror})") from None
-    fourcc = cv2.VideoWriter.fourcc(*codec)
-    writer = cv2.VideoWriter(str(path), fourcc, fps, (width, height))
-    if not writer.isOpened():
-        raise OutputError(f"{path}: OpenCV cannot write {codec} video here")
-    return writer
 
 
 def _truth(spec: GameSpec, seed: int, scene: Scene, footage: FootageOptions, director: Director,

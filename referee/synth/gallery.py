@@ -4,6 +4,7 @@ drawn over it (grid, corners, square labels, hand-covered squares) to check alig
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import cv2
 import numpy as np
@@ -115,12 +116,23 @@ def main(folder: str = "docs") -> None:
     sheet = contact_sheet(renders, thumb=400, hands=0.25)
     cv2.imwrite(str(out / "renders-contact-sheet.png"), sheet)
     cv2.imwrite(str(out / "truth-overlay.png"), overlay_example())
-    from referee.rules.records import parse_record, replay
+    from referee.rules.core import Match
+    from referee.rules.records import parse_record, read_record, replay
 
     match, _ = replay(parse_record("Game: Rinne\n\n1. King e2 - e3 = Knight\n"))
     render_footage("rinne", out / "footage-sample.mp4", 19, match=match,
                    options=RenderOptions(width=512, height=288, pieces="dice", tilt=(20, 35)),
                    footage=FootageOptions())
+    # Zensū: two captures; Renaissance: a marker that completes a domino, which is taken.
+    records = Path(__file__).resolve().parents[2] / "tests" / "data" / "records"
+    for game, first, last in (("zensu", 9, 12), ("renaissance", 17, 19)):
+        full, _ = replay(read_record(records / f"{game}-sample.txt"))
+        excerpt: Match[Any, Any] = Match(full.game, full.positions[first])
+        for move in full.moves[first:last]:
+            excerpt.push(move)
+        render_footage(game, out / f"footage-{game}.mp4", 21, match=excerpt,
+                       options=RenderOptions(width=512, height=288, tilt=(15, 30)),
+                       footage=FootageOptions())
 
 
 if __name__ == "__main__":

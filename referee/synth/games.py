@@ -1,9 +1,9 @@
 """What the renderer needs to know about each game: board size, goal and blocked squares,
 which pieces it uses, and square contents for its positions.
 
-The Rinne family comes from the rules core. Zensū and Renaissance are described here by
-their own simple per-square contents (RULES.md §4, §5), so renders do not wait for their
-rules modules."""
+Footage of every game comes from its rules positions (`contents_from_position`). Single
+frames of Zensū and Renaissance without a position use simple per-square contents made here
+(RULES.md §4, §5): the setup, or a random Renaissance board in phase 1."""
 
 from __future__ import annotations
 
@@ -72,15 +72,29 @@ def square_names(files: int, ranks: int) -> list[str]:
 
 
 def contents_from_position(spec: GameSpec, position: Any, pieces: str) -> Contents:
-    """Square contents of a Rinne-family position (`Position.piece_at`), as dice or
-    Penta-pieces."""
-    kind = "die" if pieces == "dice" else "penta"
+    """Square contents of a rules position: Rinne family (`Position.piece_at`) as dice or
+    Penta-pieces, Zensū blocks (`piece_at` → number), Renaissance (`Position.contents`)
+    tiles (ids 1..13), monominoes and markers."""
+    names = square_names(spec.files, spec.ranks)
+    if spec.family == "renaissance":
+        return {name: _renaissance_square(position.contents(index))
+                for index, name in enumerate(names)}
+    kind = {"rinne": "die" if pieces == "dice" else "penta", "zensu": "zensu"}[spec.family]
     out: Contents = {}
-    for index, name in enumerate(square_names(spec.files, spec.ranks)):
+    for index, name in enumerate(names):
         piece = position.piece_at(index)
-        out[name] = EMPTY if piece is None else SquareContent(kind, int(piece.color),
-                                                              int(piece.state))
+        value = 0 if piece is None else int(piece.number if kind == "zensu" else piece.state)
+        out[name] = EMPTY if piece is None else SquareContent(kind, int(piece.color), value)
     return out
+
+
+def _renaissance_square(square: Any) -> SquareContent:
+    """A rules `SquareContents` (cover, tile id from 0, marker colour) as a SquareContent."""
+    marker = None if square.marker is None else ("gold", "silver")[int(square.marker)]
+    cover = square.cover.value  # "blocked", "empty", "tile", "monomino"
+    if cover == "tile":
+        return SquareContent("tile", None, int(square.tile) + 1, marker)
+    return SquareContent(cover, None, 0, marker)
 
 
 def zensu_start(spec: GameSpec) -> Contents:

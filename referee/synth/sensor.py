@@ -29,6 +29,7 @@ class Exposure:
     tint: tuple[float, float, float] = (1.0, 1.0, 1.0)
     motion: float = 0.0  # extra motion blur, pixels (camera shake)
     motion_angle: float = 0.0
+    noise: float = 1.0  # scale of the style's sensor noise (footage: temporal noise)
 
 
 def _gain_map(width: int, height: int, lamp: tuple[float, float, float],
@@ -78,7 +79,7 @@ def apply_sensor(image: Image, style: Style, rng: np.random.Generator,
         soft = cv2.GaussianBlur(out, (0, 0), 1.6 * max(scale, 0.5))
         out = _u8(cv2.addWeighted(out, 1 + s.sharpen, soft, -s.sharpen, 0))
     out = _u8(cv2.LUT(out, tone_curve(s)))
-    out = _noise(out, s, rng)
+    out = _noise(out, s, rng, ex.noise)
     if jpeg and s.jpeg:
         ok, data = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, s.jpeg])
         if ok:
@@ -108,7 +109,8 @@ def tone_curve(s: SensorStyle) -> Image:
     return np.asarray(np.round(y * 255), dtype=np.uint8)
 
 
-def _noise(image: Image, s: SensorStyle, rng: np.random.Generator) -> Image:
+def _noise(image: Image, s: SensorStyle, rng: np.random.Generator, scale: float = 1.0,
+           ) -> Image:
     """Shot noise grows with the square root of the signal; read noise is constant. Luma
     noise is fine-grained, chroma noise blotchy (demosaicing and denoising smear it)."""
     h, w = image.shape[:2]
@@ -117,6 +119,6 @@ def _noise(image: Image, s: SensorStyle, rng: np.random.Generator) -> Image:
     y, x = int(rng.integers(0, 64)), int(rng.integers(0, 64))
     field = bank[y:y + h, x:x + w]
     levels = np.arange(256, dtype=np.float32)
-    lut = np.sqrt(np.float32(s.noise**2) + np.float32(s.shot**2) * levels).astype(np.float32)
+    lut = np.sqrt(np.float32(s.noise**2) + np.float32(s.shot**2) * levels) * np.float32(scale)
     sigma = cv2.LUT(image, lut)
     return np.asarray(cv2.add(image, cv2.multiply(sigma, field), dtype=cv2.CV_8U), dtype=np.uint8)

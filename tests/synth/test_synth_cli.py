@@ -31,6 +31,21 @@ def test_render_a_frame_with_its_truth(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 0 and truth["squares"]["c1"]["value"] == 1  # the start: all Kings
 
 
+def test_render_zensu_and_renaissance_records(tmp_path: Path) -> None:
+    """Their records play through the rules: a frame of a later position shows it."""
+    out = tmp_path / "r.png"
+    code = main(["render", "--game", "renaissance", "--record",
+                 str(RECORDS / "renaissance-sample.txt"), "--ply", "81", "--seed", "2",
+                 "--out", str(out), "--size", "160x120"])
+    squares = json.loads(out.with_suffix(".json").read_text())["squares"]
+    assert code == 0 and squares["g5"]["marker"] and not squares["b4"]["marker"]  # b4 - g5
+    assert {squares[s]["kind"] for s in ("c7", "d7", "e7", "f7")} == {"tile"}
+    code = main(["render", "--game", "zensu", "--record", str(RECORDS / "zensu-sample.txt"),
+                 "--ply", "1", "--seed", "2", "--out", str(out), "--size", "160x120"])
+    squares = json.loads(out.with_suffix(".json").read_text())["squares"]
+    assert code == 0 and squares["c3"]["kind"] == "zensu" and squares["c2"]["kind"] == "empty"
+
+
 def test_render_footage(tmp_path: Path) -> None:
     out = tmp_path / "game.avi"
     code = main(["render", "--game", "flipflop-3x3", "--seed", "2", "--out", str(out),
