@@ -59,7 +59,8 @@ class TrainConfig:
     label_smoothing: float = 0.05
     val_fraction: float = 0.1
     tray_empties_per_photo: int = 24
-    p_empty: float = 0.12  # share of a batch that is empty squares
+    p_empty: float = 0.25  # share of a batch that is empty squares (most of a board is)
+    p_extra: float = 0.5  # share of dice drawn from the extra (rendered) samples, if any
     p_synthetic: float = 0.5  # of those, share made from nothing rather than tray
     eval_every: int = 500
     threads: int = 1
@@ -123,10 +124,14 @@ class BatchMaker:
         empties: list[Sample],
         config: TrainConfig,
         rng: np.random.Generator,
+        extra_dice: list[Sample] | None = None,
     ) -> None:
         if not dice:
             raise ModelError("no labelled dice to train on")
         self.dice, self.empties, self.config, self.rng = dice, empties, config, rng
+        # Rendered dice outnumber the real ones tenfold: drawn as their own share, so the
+        # real photos keep their weight.
+        self.extra_dice = extra_dice or []
 
     def sample(self) -> Sample:
         rng, config = self.rng, self.config
@@ -134,6 +139,8 @@ class BatchMaker:
             if not self.empties or rng.random() < config.p_synthetic:
                 return synthetic_square(rng, config.size)
             return self.empties[int(rng.integers(len(self.empties)))]
+        if self.extra_dice and rng.random() < config.p_extra:
+            return self.extra_dice[int(rng.integers(len(self.extra_dice)))]
         return self.dice[int(rng.integers(len(self.dice)))]
 
     def batch(self, augment: Augment) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
@@ -169,7 +176,8 @@ def train_dice(
 
     real = RealDice.load("train", data_dir)
     fit_files, val_files = split_groups(real.files, fraction=config.val_fraction, seed=config.seed)
-    dice = real.die_samples(fit_files) + [s for s in extra if s.label != EMPTY]
+    dice = real.die_samples(fit_files)
+    extra_dice = [s for s in extra if s.label != EMPTY]
     empties = real.empty_samples(rng, config.tray_empties_per_photo, fit_files)
     empties += [s for s in extra if s.label == EMPTY]
     val = real.die_samples(val_files) + real.empty_samples(
@@ -178,7 +186,8 @@ def train_dice(
     val_x = torch.from_numpy(normalise(fixed_crops(val, config.spec)))
     val_y = np.array([s.label for s in val])
     say(
-        f"training on {len(dice)} dice, {len(empties)} empty squares (+ synthetic) from "
+        f"training on {len(dice)} real and {len(extra_dice)} extra dice, {len(empties)} "
+        "empty squares (+ synthetic) from "
         f"{len(fit_files)} photos; validating on {len(val)} squares of {len(val_files)} photos"
     )
 
@@ -188,7 +197,7 @@ def train_dice(
         optimiser, max_lr=config.lr, total_steps=config.steps, pct_start=0.15
     )
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
-    batches = BatchMaker(dice, empties, config, rng)
+    batches = BatchMaker(dice, empties, config, rng, extra_dice)
     mild_augment = Augment.mild()
     best: tuple[float, float, int] = (-1.0, 0.0, 0)
     best_state: dict[str, Any] = {}

@@ -1,0 +1,30 @@
+"""Recorded footage replays through the real pipeline to its exact expected record: every
+file in tests/data/footage/ (rendered once and committed) beside its `.expected.json`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from referee.footage_check import Expected, accepted_plies, moves_during_hands
+from referee.replay import replay_footage
+
+FOOTAGE = Path(__file__).parent / "data" / "footage"
+CASES = sorted(FOOTAGE.glob("*.mp4"))
+
+
+def test_there_is_footage_to_replay():
+    assert CASES, f"no footage in {FOOTAGE}"
+
+
+@pytest.mark.parametrize("video", CASES, ids=[c.stem for c in CASES])
+def test_footage_replays_to_its_expected_record(video: Path, tmp_path: Path):
+    expected = Expected.load(video.with_suffix(".expected.json"))
+    result = replay_footage(video, expected.game, out=tmp_path)
+    assert accepted_plies(result.events) == list(expected.plies)
+    assert moves_during_hands(result.events, expected) == []
+    kinds = {event.kind.name for event in result.events}
+    assert set(expected.events) <= kinds
+    record = (tmp_path / "game.txt").read_text().splitlines()
+    assert record[-len(expected.plies):] == list(expected.plies) if expected.plies else True
