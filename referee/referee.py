@@ -109,6 +109,13 @@ class Referee:
             return [self._event(EventKind.RESTORED, reading)]
         if verdict is Verdict.MOVE:
             return self._accept(inference, reading)
+        if verdict is Verdict.TWO_MOVES:
+            assert inference.second is not None
+            events = self._accept(inference, reading)
+            if self.phase is Phase.OVER:
+                return events
+            second = Inference(Verdict.MOVE, inference.second, inference.margin)
+            return events + self._accept(second, reading)
         if verdict is Verdict.NO_CHANGE:
             if self.phase is Phase.CORRECTING:
                 self.phase = Phase.PLAYING

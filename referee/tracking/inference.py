@@ -9,7 +9,7 @@ otherwise the verdict says why it cannot be read."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +24,7 @@ class Verdict(enum.Enum):
     TAKE_BACK = "take back"
     PROMOTE = "promote the piece"  # the piece moved but still shows its old state
     ROLL_PENDING = "roll pending"  # Tensei: the moved die shows 6
+    TWO_MOVES = "two moves"  # a ply went by unread (its board was never steady and clear)
     ILLEGAL = "illegal"
     UNREADABLE = "unreadable"
 
@@ -59,6 +60,7 @@ class Inference:
     verdict: Verdict
     move: Move | None = None
     margin: float = 0.0  # log-likelihood lead over the runner-up
+    second: Move | None = None  # with TWO_MOVES: the reply that followed `move`
     squares: tuple[int, ...] = ()  # squares that are unsure or changed illegally
 
 
@@ -120,6 +122,9 @@ class MoveInferer:
         piece_best = label_logp[:, 1:].max(axis=1) + owner_logp[:, :2].max(axis=1)
         free = float(np.maximum(label_logp[:, 0], piece_best).sum())
         if free - best_score > self.settings.max_disagreement:
+            pair = self._two_moves(position, score, free)
+            if pair is not None:
+                return pair
             return Inference(Verdict.ILLEGAL, squares=self._changed(reading, position, colors))
         runner_up = next((s for s, _, c in scored[1:] if not _same(c, best)), -np.inf)
         margin = best_score - runner_up
@@ -127,6 +132,31 @@ class MoveInferer:
             return Inference(Verdict.UNREADABLE, margin=margin,
                              squares=self._changed(reading, position, colors))
         return Inference(best.verdict, best.move, margin)
+
+    def _two_moves(self, position: Position, score: Callable[[_Candidate], float], free: float
+                   ) -> Inference | None:
+        """Two plies in a row that explain the board clearly, or None. Only legal pairs are
+        tried, and the pair must beat every other pair by the usual margin."""
+        game = self.game
+        scored = []
+        for first in game.legal_moves(position):
+            middle = game.play(position, first)
+            if game.outcome(middle, 1) is not None:
+                continue
+            for second in game.legal_moves(middle):
+                candidate = _Candidate(Verdict.TWO_MOVES, first,
+                                       *self.appearance(game.play(middle, second)))
+                scored.append((score(candidate), first, second))
+        if not scored:
+            return None
+        scored.sort(key=lambda t: -t[0])
+        best_score, first, second = scored[0]
+        runner_up = scored[1][0] if len(scored) > 1 else -np.inf
+        if free - best_score > self.settings.max_disagreement:
+            return None
+        if best_score - runner_up < self.settings.min_margin:
+            return None
+        return Inference(Verdict.TWO_MOVES, first, best_score - runner_up, second=second)
 
     def _candidates(self, position: Position, previous: Position | None) -> Iterator[_Candidate]:
         game, pieces = self.game, self.piece_set

@@ -99,3 +99,22 @@ def test_an_unsure_square_is_unreadable_not_guessed(rinne):
     result = rinne.infer(reading_of(rinne, after, unsure={sq("e3"): 0.4}), start, colors)
     assert result.verdict is Verdict.UNREADABLE
     assert result.squares == (sq("e3"),)
+
+
+def test_a_ply_that_went_by_unread_is_recovered_with_its_reply(rinne):
+    start = RINNE.start()
+    colors = learn(rinne, start)
+    first = Move(sq("e2"), sq("e3"), State.KNIGHT)
+    reply = Move(sq("e5"), sq("d5"), State.KNIGHT)
+    both = RINNE.play(RINNE.play(start, first), reply)
+    result = rinne.infer(reading_of(rinne, both), start, colors)
+    assert (result.verdict, result.move, result.second) == (Verdict.TWO_MOVES, first, reply)
+
+
+def test_two_moves_by_the_same_side_stay_illegal(rinne):
+    start = RINNE.start()
+    colors = learn(rinne, start)
+    twice = RINNE.play(RINNE.play(start, Move(sq("e2"), sq("e3"), State.KNIGHT)),
+                       Move(sq("a2"), sq("a3"), State.KNIGHT))
+    twice = type(twice)(twice.board, start.turn)
+    assert rinne.infer(reading_of(rinne, twice), start, colors).verdict is Verdict.ILLEGAL

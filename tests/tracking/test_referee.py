@@ -145,3 +145,12 @@ def test_a_take_back_by_the_button_waits_for_the_board_to_be_put_back():
     assert referee.on_reading(reading_of(inferer, after, seed=2)) == []
     assert kinds(referee.on_reading(reading_of(inferer, start))) == [EventKind.RESTORED]
     assert referee.phase is Phase.PLAYING
+
+
+def test_two_plies_read_at_once_are_both_recorded_in_order():
+    referee = Referee(RINNE, DICE, DICE_LABELS)
+    truth = sample_positions()
+    referee.on_reading(reading_of(referee.inferer, truth.positions[0]))
+    events = referee.on_reading(reading_of(referee.inferer, truth.positions[2]))
+    assert kinds(events) == [EventKind.ACCEPTED, EventKind.ACCEPTED]
+    assert referee.match.moves == truth.moves[:2]
