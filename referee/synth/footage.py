@@ -4,7 +4,11 @@ and a seed, with a JSON sidecar of the ground truth beside it (`game.mp4` → `g
 Faults for testing the referee: `drop` (frames missing from the file), `bump` (the board
 knocked aside), `light` (a lamp switched), `illegal` (a player makes an illegal move, then
 takes it back and plays the real one), `forgotten` (a player moves without promoting, then
-turns the piece to its new state)."""
+turns the piece to its new state). `illegal` and `forgotten` need pieces that move (not
+Renaissance); `forgotten` needs a ply that changes the piece's state (not Zensū).
+
+Every game plays through its rules (`plan_acts`): the Rinne family and Zensū move pieces
+(`_piece_acts`), Renaissance lays and lifts flat things (`_flat_acts`)."""
 
 from __future__ import annotations
 
@@ -54,7 +58,7 @@ class FootageOptions:
     # single training frames): a camera at normal table light is cleaner, and every
     # noisy pixel of every frame costs the video file bits.
     noise: float = 0.5
-    crf: int = 28  # H.264 quality of .mp4 footage: lower is better and bigger
+    crf: int = 30  # H.264 quality of .mp4 footage: lower is better and bigger
 
     def validate(self) -> None:
         unknown = [f for f in self.faults if f not in FAULTS]
