@@ -21,6 +21,7 @@ import numpy as np
 
 from referee.errors import OutputError, RenderError
 from referee.rules.core import Match
+from referee.rules.renaissance_position import MONOMINO, Phase
 from referee.synth.director import Act, Director, Step
 from referee.synth.games import (
     GameSpec,
@@ -155,8 +156,8 @@ def _flat_acts(spec: GameSpec, match: Match[Any, Any], pieces: str) -> list[Act]
     position: tiles taken are lifted off with their markers and monominoes laid in their
     place, and a phase's end clears the board (`_settle`)."""
     acts = []
+    names = square_names(spec.files, spec.ranks)
     for index, text, mover, move, before, after in _plies(spec, match, pieces):
-        names = square_names(spec.files, spec.ranks)
         squares = getattr(move, "squares", None)
         now = dict(before)
         steps: list[Step] = []
@@ -170,7 +171,7 @@ def _flat_acts(spec: GameSpec, match: Match[Any, Any], pieces: str) -> list[Act]
         else:  # a marker or a monomino placed
             square = names[move.square]
             changes = {square: after[square]}
-            if match.positions[index].phase.value == "phase 1":
+            if match.positions[index].phase is Phase.PHASE1:
                 changes = _placed_marker(match, index, spec, before)
             steps.append(Step("lay", square, changes=tuple(changes.items()), carry=(square,)))
         for step in steps:
@@ -188,9 +189,8 @@ def _placed_marker(match: Match[Any, Any], index: int, spec: GameSpec,
                    before: Contents) -> Contents:
     """The squares a phase 1 marker changes (a push-in shifts its line), before any tile it
     completes is taken: the rules' own placement on the position with its tiles hidden, so
-    that none can be taken."""
-    from referee.rules.renaissance_position import MONOMINO
-
+    that none can be taken. (`_place_marker1` is the rules' own step, private to them; the
+    rules offer no public "markers after this placement".)"""
     game: Any = match.game
     position, move = match.positions[index], match.moves[index]
     hidden = replace(position, cover=tuple(MONOMINO if v >= 0 else v for v in position.cover))
