@@ -49,9 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="footage starts from an empty board: the pieces are set out")
     parser.add_argument("--hand", action="store_true",
                         help="a frame with a hand reaching over the board")
-    parser.add_argument("--crf", type=int, default=28,
+    parser.add_argument("--crf", type=int, default=30,
                         help="H.264 quality of .mp4 footage, 0..51: lower is better and bigger "
-                        "(default 28)")
+                        "(default 30)")
     parser.add_argument("--clean", action="store_true",
                         help="no sensor effects (noise, blur, JPEG): for exact checks")
 

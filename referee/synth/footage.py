@@ -4,7 +4,11 @@ and a seed, with a JSON sidecar of the ground truth beside it (`game.mp4` → `g
 Faults for testing the referee: `drop` (frames missing from the file), `bump` (the board
 knocked aside), `light` (a lamp switched), `illegal` (a player makes an illegal move, then
 takes it back and plays the real one), `forgotten` (a player moves without promoting, then
-turns the piece to its new state)."""
+turns the piece to its new state). `illegal` and `forgotten` need pieces that move (not
+Renaissance); `forgotten` needs a ply that changes the piece's state (not Zensū).
+
+Every game plays through its rules (`plan_acts`): the Rinne family and Zensū move pieces
+(`_piece_acts`), Renaissance lays and lifts flat things (`_flat_acts`)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import numpy as np
 
 from referee.errors import OutputError, RenderError
 from referee.rules.core import Match
+from referee.rules.renaissance_position import MONOMINO, Phase
 from referee.synth.director import Act, Director, Step
 from referee.synth.games import (
     GameSpec,
@@ -54,7 +59,7 @@ class FootageOptions:
     # single training frames): a camera at normal table light is cleaner, and every
     # noisy pixel of every frame costs the video file bits.
     noise: float = 0.5
-    crf: int = 28  # H.264 quality of .mp4 footage: lower is better and bigger
+    crf: int = 30  # H.264 quality of .mp4 footage: lower is better and bigger
 
     def validate(self) -> None:
         unknown = [f for f in self.faults if f not in FAULTS]
@@ -151,8 +156,8 @@ def _flat_acts(spec: GameSpec, match: Match[Any, Any], pieces: str) -> list[Act]
     position: tiles taken are lifted off with their markers and monominoes laid in their
     place, and a phase's end clears the board (`_settle`)."""
     acts = []
+    names = square_names(spec.files, spec.ranks)
     for index, text, mover, move, before, after in _plies(spec, match, pieces):
-        names = square_names(spec.files, spec.ranks)
         squares = getattr(move, "squares", None)
         now = dict(before)
         steps: list[Step] = []
@@ -166,7 +171,7 @@ def _flat_acts(spec: GameSpec, match: Match[Any, Any], pieces: str) -> list[Act]
         else:  # a marker or a monomino placed
             square = names[move.square]
             changes = {square: after[square]}
-            if match.positions[index].phase.value == "phase 1":
+            if match.positions[index].phase is Phase.PHASE1:
                 changes = _placed_marker(match, index, spec, before)
             steps.append(Step("lay", square, changes=tuple(changes.items()), carry=(square,)))
         for step in steps:
@@ -184,9 +189,8 @@ def _placed_marker(match: Match[Any, Any], index: int, spec: GameSpec,
                    before: Contents) -> Contents:
     """The squares a phase 1 marker changes (a push-in shifts its line), before any tile it
     completes is taken: the rules' own placement on the position with its tiles hidden, so
-    that none can be taken."""
-    from referee.rules.renaissance_position import MONOMINO
-
+    that none can be taken. (`_place_marker1` is the rules' own step, private to them; the
+    rules offer no public "markers after this placement".)"""
     game: Any = match.game
     position, move = match.positions[index], match.moves[index]
     hidden = replace(position, cover=tuple(MONOMINO if v >= 0 else v for v in position.cover))

@@ -3,8 +3,8 @@ ships, Motion JPEG for .avi through OpenCV.
 
 Why not OpenCV for .mp4: its pip wheels encode only MPEG-4 part 2 ('mp4v'), whose quality
 cannot be set, and the renderer's sensor noise changes every pixel of every frame: 1280x720
-footage came to about 4 MB a second. libx264 at CRF 28 codes the scene and lets the noise
-go, as a real camera's own encoder does: about 40 kB a second (benchmarks/footage_size.md).
+footage came to about 4 MB a second. libx264 at CRF 30 codes the scene and lets the noise
+go, as a real camera's own encoder does: 25 to 70 kB a second (benchmarks/footage_size.md).
 OpenCV's wheels do decode H.264, so the referee reads the files back frame for frame."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Encoding:
     """H.264 settings: CRF (lower is better and bigger), x264 preset, encoder threads (fixed,
     so that the same frames give the same bytes on any machine)."""
 
-    crf: int = 28
+    crf: int = 30
     preset: str = "fast"
     threads: int = 2
 

@@ -55,6 +55,9 @@ def test_h264_reads_back_frame_for_frame(tmp_path: Path, frames: Frames) -> None
     for k, frame in enumerate(back):
         scores = [cv2.PSNR(frame, source) for source in frames]
         assert int(np.argmax(scores)) == k and scores[k] > 28
+    again = tmp_path / "again.mp4"
+    _write(again, frames)
+    assert again.read_bytes() == path.read_bytes()  # the same frames give the same bytes
 
 
 def test_without_imageio_ffmpeg_mp4v_with_a_warning(tmp_path: Path, frames: Frames,
