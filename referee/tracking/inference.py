@@ -53,6 +53,7 @@ class InferenceSettings:
     min_square_confidence: float = 0.55  # below this a square is unreadable
     max_disagreement: float = 6.0  # beyond this the board shows something no candidate explains
     min_margin: float = 3.0  # the best explanation must beat the runner-up by this much
+    min_expected_probability: float = 0.2  # an unsure square must still favour what is expected
 
 
 @dataclass(frozen=True)
@@ -104,9 +105,7 @@ class MoveInferer:
               previous: Position | None = None) -> Inference:
         if reading.squares != len(position.board):
             raise ValueError("the reading and the position have different numbers of squares")
-        unsure = np.flatnonzero(reading.confidence() < self.settings.min_square_confidence)
-        if unsure.size:
-            return Inference(Verdict.UNREADABLE, squares=tuple(int(s) for s in unsure))
+        unsure = reading.confidence() < self.settings.min_square_confidence
         label_logp = np.log(np.clip(reading.probabilities, 1e-9, 1.0))
         p_first = np.clip(colors.first_owner_probability(reading.colors), 1e-9, 1 - 1e-9)
         owner_logp = np.stack([np.log(p_first), np.log(1 - p_first), np.zeros_like(p_first)], 1)
@@ -121,6 +120,9 @@ class MoveInferer:
         best_score, _, best = scored[0]
         piece_best = label_logp[:, 1:].max(axis=1) + owner_logp[:, :2].max(axis=1)
         free = float(np.maximum(label_logp[:, 0], piece_best).sum())
+        if unsure.any() and (free - best_score > self.settings.max_disagreement
+                             or self._doubtful(reading, position, best, unsure)):
+            return Inference(Verdict.UNREADABLE, squares=tuple(int(s) for s in np.flatnonzero(unsure)))
         if free - best_score > self.settings.max_disagreement:
             pair = self._two_moves(position, score, free)
             if pair is not None:
@@ -132,6 +134,17 @@ class MoveInferer:
             return Inference(Verdict.UNREADABLE, margin=margin,
                              squares=self._changed(reading, position, colors))
         return Inference(best.verdict, best.move, margin)
+
+    def _doubtful(self, reading: Reading, position: Position, best: _Candidate,
+                  unsure: np.ndarray) -> bool:
+        """Whether an unsure square matters: it changes under the best explanation, or the
+        content that explanation expects there is itself unlikely. An unsure square far from
+        the move (a goal mark, a glare) does not hold the game up."""
+        labels, owners = self.appearance(position)
+        changes = (best.labels != labels) | (best.owners != owners)
+        expected = reading.probabilities[np.arange(reading.squares), best.labels]
+        unlikely = expected < self.settings.min_expected_probability
+        return bool((unsure & (changes | unlikely)).any())
 
     def _two_moves(self, position: Position, score: Callable[[_Candidate], float], free: float
                    ) -> Inference | None:

@@ -118,3 +118,12 @@ def test_two_moves_by_the_same_side_stay_illegal(rinne):
                        Move(sq("a2"), sq("a3"), State.KNIGHT))
     twice = type(twice)(twice.board, start.turn)
     assert rinne.infer(reading_of(rinne, twice), start, colors).verdict is Verdict.ILLEGAL
+
+
+def test_an_unsure_square_away_from_the_move_does_not_hold_the_game_up(rinne):
+    start = RINNE.start()
+    colors = learn(rinne, start)
+    move = Move(sq("e2"), sq("e3"), State.KNIGHT)
+    # c6 (a goal mark under the die, say) is unsure, but still favours its die.
+    reading = reading_of(rinne, RINNE.play(start, move), unsure={sq("c6"): 0.45})
+    assert (rinne.infer(reading, start, colors).move) == move

@@ -80,9 +80,11 @@ def test_illegal_then_corrected_promotion_forgotten_take_back_and_unreadable():
     assert referee.match.moves == []  # nothing recorded until the die is turned
     promoted = RINNE.play(start, Move(sq("e2"), sq("e3"), State.KNIGHT))
     assert kinds(referee.on_reading(reading_of(inferer, promoted))) == [EventKind.ACCEPTED]
-    blurred = reading_of(inferer, promoted, unsure={sq("d4"): 0.35})
+    reply = RINNE.play(promoted, Move(sq("e5"), sq("d5"), State.KNIGHT))
+    blurred = reading_of(inferer, reply, unsure={sq("d5"): 0.35})  # where the reply lands
     events = referee.on_reading(blurred)
-    assert kinds(events) == [EventKind.UNREADABLE] and events[0].detail == "squares d4"
+    assert kinds(events) == [EventKind.UNREADABLE] and events[0].detail == "squares d5"
+    assert len(referee.match.moves) == 1
     events = referee.on_reading(reading_of(inferer, start, seed=5))
     assert kinds(events) == [EventKind.TAKE_BACK]
     assert events[0].move == "King e2 - e3 = Knight" and referee.match.moves == []
