@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 class PipelineSettings:
     stabiliser: StabiliserSettings = field(default_factory=StabiliserSettings)
     view_px: int = 12  # pixels a square in the stillness view
-    view_margin: float = 0.5  # squares of surroundings in it: arms come in there first
+    view_margin: int = 1  # squares of surroundings around the grid: arms cross them
     piece_height: float = 0.7  # height of a piece's top face, in squares (a die ~0.7)
     refind_every_s: float = 1.0  # how often to search for a board that is not in view
     no_board_after_s: float = 3.0  # tell the players after this long without a board
@@ -118,8 +118,8 @@ class Session:
         self.recorder = recorder
         self.listeners = listeners
         self.settings = settings or reader.settings
-        columns = round(2 * self.settings.view_margin) + reader.files
-        rows = round(2 * self.settings.view_margin) + reader.ranks
+        columns = 2 * self.settings.view_margin + reader.files
+        rows = 2 * self.settings.view_margin + reader.ranks
         self.stabiliser = Stabiliser(columns, rows, self.settings.stabiliser)
         self.board_seen = False
         self._lost_since: float | None = 0.0

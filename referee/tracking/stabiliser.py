@@ -4,9 +4,10 @@ It looks at a small top-down grey image of the board (with a margin around the g
 arms come in) cut into cells. While cells change between frames, hands or pieces are moving
 and nothing is read. Once the board has been still for `settle_s` seconds (time, not frames:
 the camera's frame rate varies) and looks different from the last reading, one reading is
-asked for. A board that is still but differs from the last reading in many cells at once is
-most likely covered by a resting hand: it is read only if it stays so for
-`occlusion_timeout_s` (a knocked board, then, is read and judged illegal)."""
+asked for. A hand over the board belongs to an arm, and an arm crosses the ring of cells
+around the grid: while a still frame differs from the last reading in that ring, a hand is
+resting in view, and the board is read only if it stays so for `occlusion_timeout_s` (so a
+piece put down beside the board does not hold the game up for long)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,6 @@ class StabiliserSettings:
     settle_s: float = 0.5
     motion_threshold: float = 6.0  # mean grey-level change of a cell between frames
     change_threshold: float = 9.0  # mean grey-level change of a cell since the last reading
-    max_changed_cells: int = 4  # a move changes 2 squares (and shadows nearby)
     occlusion_timeout_s: float = 4.0
     cells: tuple[int, int] = (0, 0)  # (columns, rows) of cells; 0 = one per square + margin
 
@@ -65,10 +65,11 @@ class Stabiliser:
             return Stillness.SETTLING
         if self._reference is None:
             return Stillness.READ
-        changed = int((np.abs(cells - self._reference) > s.change_threshold).sum())
-        if changed == 0:
+        changed = np.abs(cells - self._reference) > s.change_threshold
+        if not changed.any():
             return Stillness.STEADY
-        if changed > s.max_changed_cells and still_for < s.occlusion_timeout_s:
+        ring = np.concatenate([changed[0], changed[-1], changed[1:-1, 0], changed[1:-1, -1]])
+        if ring.any() and still_for < s.occlusion_timeout_s:
             return Stillness.OCCLUDED
         return Stillness.READ
 

@@ -52,7 +52,8 @@ def test_a_move_is_read_once_the_hand_has_gone_and_the_board_settled():
 def test_a_resting_hand_waits_then_reads_after_the_timeout():
     stabiliser = Stabiliser(7, 8, StabiliserSettings(occlusion_timeout_s=2.0))
     feed(stabiliser, [board()] * 30, 0.0)
-    covered = board({(c, r): 200 for c in range(2, 6) for r in range(3, 7)})
+    # A hand on the board and its arm across the ring of cells around it.
+    covered = board({(c, r): 200 for c in range(2, 7) for r in range(3, 5)})
     states = feed(stabiliser, [covered] * 90, 1.0)
     read_at = states.index(Stillness.READ)
     assert Stillness.OCCLUDED in states[:read_at]
@@ -64,3 +65,13 @@ def test_a_global_change_of_light_is_neither_motion_nor_change():
     feed(stabiliser, [board()] * 30, 0.0)
     dimming = [board(light=1.0 - 0.01 * i) for i in range(30)]
     assert set(feed(stabiliser, dimming, 1.0)) == {Stillness.STEADY}
+
+
+def test_several_unread_moves_are_read_once_the_hands_are_gone():
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [board()] * 30, 0.0)
+    # Three pieces moved since the last reading (it was missed), nothing in the ring.
+    moved = board({(1, 1): 90, (3, 2): 90, (2, 5): 230, (4, 5): 230, (5, 6): 230})
+    states = feed(stabiliser, [moved] * 30, 1.0)
+    assert Stillness.OCCLUDED not in states and states.count(Stillness.READ) == 1
+
