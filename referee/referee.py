@@ -116,6 +116,8 @@ class Referee:
                 return events
             second = Inference(Verdict.MOVE, inference.second, inference.margin)
             return events + self._accept(second, reading)
+        if verdict is Verdict.INCOMPLETE:  # players take the captured piece off first
+            return []
         if verdict is Verdict.NO_CHANGE:
             if self.phase is Phase.CORRECTING:
                 self.phase = Phase.PLAYING

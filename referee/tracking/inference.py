@@ -24,6 +24,7 @@ class Verdict(enum.Enum):
     TAKE_BACK = "take back"
     PROMOTE = "promote the piece"  # the piece moved but still shows its old state
     ROLL_PENDING = "roll pending"  # Tensei: the moved die shows 6
+    INCOMPLETE = "capture under way"  # the captured piece is off, the capturer not yet moved
     TWO_MOVES = "two moves"  # a ply went by unread (its board was never steady and clear)
     ILLEGAL = "illegal"
     UNREADABLE = "unreadable"
@@ -188,9 +189,16 @@ class MoveInferer:
             if piece.state not in game.promotions(piece.state):
                 yield _Candidate(Verdict.PROMOTE, move, *self.appearance(
                     after, {move.to_square: pieces.label(piece.state)}))
+            if position.board[move.to_square] != 0:
+                yield _Candidate(Verdict.INCOMPLETE, move, *self._without(position, move.to_square))
             if game.chance and pieces.pending_label is not None:
                 yield _Candidate(Verdict.ROLL_PENDING, move, *self.appearance(
                     after, {move.to_square: pieces.pending_label}))
+
+    def _without(self, position: Position, square: int) -> tuple[np.ndarray, np.ndarray]:
+        labels, owners = self.appearance(position)
+        labels[square], owners[square] = self._index[EMPTY], -1
+        return labels, owners
 
     def _changed(self, reading: Reading, position: Position, colors: ColorModel
                  ) -> tuple[int, ...]:

@@ -127,3 +127,11 @@ def test_an_unsure_square_away_from_the_move_does_not_hold_the_game_up(rinne):
     # c6 (a goal mark under the die, say) is unsure, but still favours its die.
     reading = reading_of(rinne, RINNE.play(start, move), unsure={sq("c6"): 0.45})
     assert (rinne.infer(reading, start, colors).move) == move
+
+
+def test_a_capture_half_done_is_incomplete_not_illegal(rinne):
+    pos = RINNE.from_placement({"c5": "R", "c6": "k", "a6": "k", "e1": "K"})
+    colors = ColorModel(np.array([[92.0, 0.0, 4.0], [45.0, 55.0, 35.0]]), 4.0)
+    captured_only = RINNE.from_placement({"c5": "R", "a6": "k", "e1": "K"})
+    result = rinne.infer(reading_of(rinne, captured_only), pos, colors)
+    assert result.verdict is Verdict.INCOMPLETE
