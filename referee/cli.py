@@ -84,6 +84,25 @@ def _calibrate_check(args: argparse.Namespace) -> int:
     return run_calibrate_check(args)
 
 
+def _calibrate_board(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from referee.calibrate_board import calibrate_board, save, write_overlay
+
+    result = calibrate_board(args.game, args.camera, pieces=args.pieces, square_mm=args.square_mm,
+                             camera_file=Path(args.camera_file) if args.camera_file else None)
+    save(result, Path(args.out))
+    if args.overlay:
+        write_overlay(args.camera, result, Path(args.overlay))
+    profile = result.profile
+    print(f"board found in frame {result.frame_index}: rank 1 along the image's "
+          f"{profile.first_player_edge} edge; pieces {profile.first.name} {profile.first.body}, "
+          f"{profile.second.name} {profile.second.body}"
+          + ("" if result.sides_confirmed else " (sides from the start position alone)"))
+    print(f"wrote {args.out}")
+    return 0
+
+
 def _add_calibrate(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
     from referee.calibrate import add_camera_arguments, add_pattern_arguments
 
@@ -108,6 +127,20 @@ def _add_calibrate(verb: Callable[[str, Handler, str], argparse.ArgumentParser])
         help="validate calibration files (camera or board) and summarise them",
         description="validate calibration files (camera or board) and summarise them",
     )
+    board = subs.add_parser(
+        "board",
+        help="find the board, its first player's side and piece colours; write a board profile",
+        description="find the board, its first player's side and piece colours; write a board "
+                    "profile and an overlay image of the grid found",
+    )
+    board.set_defaults(handler=_calibrate_board)
+    board.add_argument("--game", required=True)
+    board.add_argument("--camera", default="pi", help="pi, a device number, a video file or folder")
+    board.add_argument("--out", required=True, help="the board profile to write (.yaml)")
+    board.add_argument("--overlay", help="also write the frame with the grid found (.png)")
+    board.add_argument("--pieces", default="dice")
+    board.add_argument("--square-mm", type=float, help="the side of a square, if measured")
+    board.add_argument("--camera-file", help="the camera calibration this view was taken with")
     check.set_defaults(handler=_calibrate_check)
     check.add_argument("files", nargs="+", metavar="FILE", help="a .yaml or .toml file")
 

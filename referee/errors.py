@@ -78,3 +78,8 @@ class ModelError(RefereeError, ValueError):
 
 class ImageError(RefereeError, ValueError):
     """An image file that is missing or cannot be decoded."""
+
+
+class FootageError(RefereeError, ValueError):
+    """Footage that cannot be refereed: no board in it, or never the start position."""
+

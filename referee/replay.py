@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from referee.errors import RefereeError
+from referee.errors import FootageError, RefereeError
 from referee.events import Event
 from referee.hardware.sources import open_source
 from referee.pipeline import BoardReader, PipelineSettings, Session
@@ -22,10 +22,6 @@ from referee.tracking.inference import PIECE_SETS
 from referee.vision.classifier import Classifier
 
 DEMO_FOOTAGE = Path(__file__).resolve().parent.parent / "examples" / "rinne-sample.mp4"
-
-
-class FootageError(RefereeError, ValueError):
-    """Footage that cannot be refereed: no board in it, or never the start position."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,27 @@
+"""`referee demo`: the bundled footage of the designer's sample game, refereed through the
+real pipeline, ends with White winning and the exact published record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from referee.cli import main
+from referee.footage_check import Expected
+from referee.replay import DEMO_FOOTAGE
+
+SAMPLE = Path(__file__).parent / "data" / "records" / "rinne-sample.txt"
+
+
+def test_the_demo_reads_the_designers_game_to_white_winning(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "31 plies read; White wins" in out
+    assert any("game over (White wins (goal reached))" in line for line in out)
+    assert any(line.startswith("[green] move accepted") for line in out)  # the signals
+    published = [line for line in SAMPLE.read_text().splitlines() if line[:1].isdigit()]
+    recorded = [line for line in (tmp_path / "game.txt").read_text().splitlines()
+                if line[:1].isdigit()]
+    assert recorded == published
+    expected = Expected.load(DEMO_FOOTAGE.with_suffix(".expected.json"))
+    assert tuple(published) == expected.plies
+    assert (tmp_path / "report.html").read_text().count("<svg") == 32
