@@ -20,24 +20,30 @@ class Expected:
     plies: tuple[str, ...]  # accepted plies in order, numbered as in a record
     hand_frames: tuple[tuple[int, int], ...]  # frame ranges with a hand in view
     events: tuple[str, ...] = ()  # event kinds the footage must raise (faults)
+    corners: tuple[tuple[tuple[float, float], ...], ...] = ()  # the grid's corners, per frame
 
     @classmethod
     def from_sidecar(cls, path: str | Path, events: tuple[str, ...] = ()) -> Expected:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         plies = tuple(p["text"] for p in data["plies"] if p.get("kind", "move") == "move")
+        corners = tuple(tuple((round(x, 1), round(y, 1)) for x, y in f["corners"])
+                        for f in data["frames"])
         return cls(data["game"], plies, _ranges([f["index"] for f in data["frames"] if f["hand"]]),
-                   events)
+                   events, corners)
 
     def to_json(self) -> dict[str, Any]:
         return {"game": self.game, "plies": list(self.plies),
-                "hand_frames": [list(r) for r in self.hand_frames], "events": list(self.events)}
+                "hand_frames": [list(r) for r in self.hand_frames], "events": list(self.events),
+                "corners": [[list(c) for c in frame] for frame in self.corners]}
 
     @classmethod
     def load(cls, path: str | Path) -> Expected:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         return cls(data["game"], tuple(data["plies"]),
                    tuple((int(a), int(b)) for a, b in data["hand_frames"]),
-                   tuple(data.get("events", ())))
+                   tuple(data.get("events", ())),
+                   tuple(tuple((float(x), float(y)) for x, y in frame)
+                         for frame in data.get("corners", ())))
 
     def hand_in_view(self, frame: int) -> bool:
         return any(a <= frame <= b for a, b in self.hand_frames)

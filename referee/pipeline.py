@@ -53,28 +53,48 @@ class BoardReader:
         self.settings = settings or PipelineSettings()
         self.vision = vision or default_settings()
         self.crop_spec = classifier.card.crop
-        self.pose: BoardPose | None = None
+        # The board finder names the corners its own way, and the tracker follows that naming:
+        # which corner is a1 is kept apart, as quarter turns from it.
+        self._found: BoardPose | None = None
+        self.turns = 0
+        self.moved = False  # the last search found the board elsewhere (a bump)
         self._last_search_s = -np.inf
 
-    def locate(self, frame_bgr: np.ndarray, time_s: float) -> BoardPose | None:
-        """The board's pose in this frame: tracked from the last one, or searched for (at most
-        once every `refind_every_s`, as a search costs far more than tracking)."""
-        if self.pose is not None:
-            tracked = track(frame_bgr, self.pose, settings=self.vision.track)
+    def locate(self, frame_bgr: np.ndarray, time_s: float) -> tuple[BoardPose | None, bool]:
+        """The board's pose, and whether this frame confirmed it. Tracking fails whenever a
+        hand covers the grid's lines, so the last pose stands (unconfirmed) until a search,
+        at most once every `refind_every_s` since it costs far more, finds the board again."""
+        if self._found is not None:
+            tracked = track(frame_bgr, self._found, settings=self.vision.track)
             if tracked is not None:
-                self.pose = tracked
-                return tracked
+                self._found = tracked
+                return self.pose, True
         if time_s - self._last_search_s < self.settings.refind_every_s:
-            return None
+            return self.pose, False
         self._last_search_s = time_s
         try:
             found = find_board(frame_bgr, self.files, self.ranks, settings=self.vision.localise)
         except NoBoardError:
-            return None
-        # Keep the corner naming the referee chose at setup: a1 stays the corner nearest
-        # where it was.
-        self.pose = found if self.pose is None else found.with_a1_near(self.pose.corners[0])
-        return self.pose
+            return self.pose, False
+        before = self.pose
+        self._found = found
+        if before is not None:  # a1 stays the corner nearest where it was
+            self.moved = _shift(found, before) > 0.25
+            self.turns = min(self.turn_options(), key=lambda k: float(np.linalg.norm(
+                found.rotated(k).corners_array[0] - before.corners_array[0])))
+        return self.pose, True
+
+    @property
+    def pose(self) -> BoardPose | None:
+        return None if self._found is None else self._found.rotated(self.turns)
+
+    def turn_options(self) -> tuple[int, ...]:
+        """The quarter turns that name the corners differently: 4 on a square board, else 2."""
+        return (0, 1, 2, 3) if self.files == self.ranks else (0, 2)
+
+    def turned(self, turns: int) -> BoardPose:
+        assert self._found is not None
+        return self._found.rotated(turns)
 
     def view(self, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
         """A small top-down grey view of the board and its margin, for the stillness check."""
@@ -125,14 +145,19 @@ class Session:
         self._lost_since: float | None = 0.0
         self._told_no_board = False
         self.last_stillness: Stillness | None = None
-        self._other_sides: tuple[BoardPose, ...] = ()
+        self._other_sides: tuple[int, ...] = ()  # other namings of the corners, as turns
 
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
-        pose = self.reader.locate(frame_bgr, time_s)
+        # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
+        # be where it was: a real move of it shows as motion, and a search soon finds it.
+        pose, _confirmed = self.reader.locate(frame_bgr, time_s)
         if pose is None:
             return self._no_board(frame_index, time_s)
         self.board_seen = True
         self._lost_since, self._told_no_board = None, False
+        if self.reader.moved:  # bumped: the view changed, read the board afresh
+            self.reader.moved = False
+            self.stabiliser.forget_reading()
         stillness = self.stabiliser.update(self.reader.view(frame_bgr, pose), time_s)
         self.last_stillness = stillness
         if stillness is not Stillness.READ:
@@ -147,7 +172,7 @@ class Session:
                ) -> list[Event]:
         referee = self.referee
         if referee.phase is Phase.SETUP:
-            return self._set_up(frame_bgr, pose, frame_index, time_s)
+            return self._set_up(frame_bgr, frame_index, time_s)
         reading = self.reader.read(frame_bgr, pose, frame_index, time_s)
         if self._other_sides and not referee.match.moves:
             reading = self._first_move_decides_sides(frame_bgr, reading)
@@ -155,33 +180,34 @@ class Session:
             self._other_sides = ()
         return referee.on_reading(reading)
 
-    def _set_up(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
-                ) -> list[Event]:
+    def _set_up(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         """The start position decides which corner is a1. Where it looks the same from both
         sides (Rinne's does), the side whose pieces make the first move is the first
         player's: the other orientations are kept until then."""
-        readings = [(p, self.reader.read(frame_bgr, p, frame_index, time_s))
-                    for p in pose.orientations()]
-        matching = [(p, r) for p, r in readings if self.referee.shows_setup(r)]
+        reader = self.reader
+        readings = [(k, reader.read(frame_bgr, reader.turned(k), frame_index, time_s))
+                    for k in reader.turn_options()]
+        matching = [(k, r) for k, r in readings if self.referee.shows_setup(r)]
         if not matching:
             return self.referee.on_reading(readings[0][1])
-        self.reader.pose = matching[0][0]
-        self._other_sides = tuple(p for p, _ in matching[1:])
+        reader.turns = matching[0][0]
+        self._other_sides = tuple(k for k, _ in matching[1:])
         return self.referee.on_reading(matching[0][1])
 
     def _first_move_decides_sides(self, frame_bgr: np.ndarray, reading: Reading) -> Reading:
         """Before the first move: if the board only makes sense seen from another side,
         name the corners from that side (and the colours' owners swap with it)."""
-        referee = self.referee
+        referee, reader = self.referee, self.reader
         if referee.inspect(reading).verdict in (Verdict.MOVE, Verdict.NO_CHANGE):
             return reading
         assert referee.colors is not None
-        for other in self._other_sides:
-            seen = self.reader.read(frame_bgr, other, reading.frame_index, reading.time_s)
+        for turns in self._other_sides:
+            seen = reader.read(frame_bgr, reader.turned(turns), reading.frame_index,
+                               reading.time_s)
             referee.colors = referee.colors.swapped()
             if referee.inspect(seen).verdict is Verdict.MOVE:
                 log.info("the first move shows the first player sits on the other side")
-                self.reader.pose = other
+                reader.turns = turns
                 self._other_sides = ()
                 return seen
             referee.colors = referee.colors.swapped()
@@ -190,7 +216,6 @@ class Session:
     def _no_board(self, frame_index: int, time_s: float) -> list[Event]:
         if self._lost_since is None:
             self._lost_since = time_s
-            self.stabiliser.forget_reading()
         if self._told_no_board or time_s - self._lost_since < self.settings.no_board_after_s:
             return []
         self._told_no_board = True
@@ -208,3 +233,11 @@ class Session:
     def finish(self) -> None:
         if self.recorder is not None:
             self.recorder.finish(self.referee.match)
+
+
+def _shift(a: BoardPose, b: BoardPose) -> float:
+    """How far apart two poses put the board's corners, in squares (either naming of them)."""
+    side = max(a.square_size_px(), 1e-6)
+    return min(float(np.linalg.norm(a.corners_array - o.corners_array, axis=1).max()) / side
+               for o in b.orientations())
+
