@@ -60,14 +60,8 @@ def start_referee(options: LiveOptions) -> tuple[Referee, Recorder, BoardReader]
         raise RefereeError(f"{game.name}: only the Rinne family can be refereed from a camera yet")
     if options.pieces not in PIECE_SETS:
         raise RefereeError(f"unknown piece set {options.pieces!r}")
-    logged = options.out / "game.jsonl"
-    if options.resume:
-        match = resumed_match(options.out, game)
-    elif logged.exists() and logged.stat().st_size > 0:
-        raise RecordError(f"a game is already logged in {options.out}: resume it with --resume, "
-                          "or choose another --out")
-    else:
-        match = Match(game)
+    # A new game where one is logged is refused by the recorder (made before anything runs).
+    match = resumed_match(options.out, game) if options.resume else Match(game)
     classifier = Classifier.load(options.model or options.pieces)
     referee = Referee(game, PIECE_SETS[options.pieces], classifier.labels, match=match)
     recorder = Recorder(options.out, game, {}, resume=options.resume)

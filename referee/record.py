@@ -44,6 +44,9 @@ class Recorder:
         self.folder = Path(folder)
         self.game = game
         self.headers = dict(headers)
+        if not resume and self.log_path.is_file() and self.log_path.stat().st_size > 0:
+            raise RecordError(f"a game is already logged in {self.folder}: resume it, or choose "
+                              "another folder")
         try:
             (self.folder / "keyframes").mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115
