@@ -37,7 +37,9 @@ def calibrate_board(game_name: str, camera: str, *, pieces: str = "dice",
     game = find_game(game_name)
     if not isinstance(game, RinneRules):
         raise RefereeError(f"{game.name}: only boards of the Rinne family can be calibrated yet")
-    classifier = Classifier.load(model or pieces)
+    if pieces not in PIECE_SETS:
+        raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
+    classifier = Classifier.load(model or PIECE_SETS[pieces].model)
     referee = Referee(game, PIECE_SETS[pieces], classifier.labels)
     reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier)
     session = Session(reader, referee)

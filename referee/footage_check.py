@@ -18,7 +18,7 @@ class Expected:
 
     game: str
     plies: tuple[str, ...]  # accepted plies in order, numbered as in a record
-    hand_frames: tuple[tuple[int, int], ...]  # frame ranges with a hand in view
+    hand_frames: tuple[tuple[int, int], ...]  # frame ranges with a hand over the board
     events: tuple[str, ...] = ()  # event kinds the footage must raise (faults)
     corners: tuple[tuple[tuple[float, float], ...], ...] = ()  # the grid's corners, per frame
 
@@ -28,8 +28,8 @@ class Expected:
         plies = tuple(p["text"] for p in data["plies"] if p.get("kind", "move") == "move")
         corners = tuple(tuple((round(x, 1), round(y, 1)) for x, y in f["corners"])
                         for f in data["frames"])
-        return cls(data["game"], plies, _ranges([f["index"] for f in data["frames"] if f["hand"]]),
-                   events, corners)
+        covering = [f["index"] for f in data["frames"] if f["hand"] and f["occluded"]]
+        return cls(data["game"], plies, _ranges(covering), events, corners)
 
     def to_json(self) -> dict[str, Any]:
         return {"game": self.game, "plies": list(self.plies),

@@ -62,7 +62,7 @@ def start_referee(options: LiveOptions) -> tuple[Referee, Recorder, BoardReader]
         raise RefereeError(f"unknown piece set {options.pieces!r}")
     # A new game where one is logged is refused by the recorder (made before anything runs).
     match = resumed_match(options.out, game) if options.resume else Match(game)
-    classifier = Classifier.load(options.model or options.pieces)
+    classifier = Classifier.load(options.model or PIECE_SETS[options.pieces].model)
     referee = Referee(game, PIECE_SETS[options.pieces], classifier.labels, match=match)
     recorder = Recorder(options.out, game, {}, resume=options.resume)
     reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier)

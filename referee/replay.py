@@ -49,7 +49,7 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
         raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
     footage = Path(footage)
     out_dir = Path(out) if out is not None else footage.with_name(footage.stem + "-referee")
-    classifier = Classifier.load(model or pieces)
+    classifier = Classifier.load(model or PIECE_SETS[pieces].model)
     referee = Referee(game, PIECE_SETS[pieces], classifier.labels)
     reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings)
     events: list[Event] = []

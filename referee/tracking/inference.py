@@ -37,13 +37,14 @@ class PieceSet:
     name: str
     state_labels: tuple[str, ...]  # label of State 1..5, in order
     pending_label: str | None = None  # the "roll pending" face, dice only
+    model: str = ""  # the classifier that reads them on a board (models/<model>.onnx)
 
     def label(self, state: State) -> str:
         return self.state_labels[state - 1]
 
 
-DICE = PieceSet("dice", ("1", "2", "3", "4", "5"), pending_label="6")
-PENTA = PieceSet("penta", ("king", "knight", "bishop", "rook", "queen"))
+DICE = PieceSet("dice", ("1", "2", "3", "4", "5"), pending_label="6", model="dice-board")
+PENTA = PieceSet("penta", ("king", "knight", "bishop", "rook", "queen"), model="penta")
 PIECE_SETS = {p.name: p for p in (DICE, PENTA)}
 
 
