@@ -23,11 +23,14 @@ def cues_for(event: Event, match: Match[Any, Any]) -> list[tuple[Cue, Color | No
     """The cues for `event`, given the match as it stands after it."""
     if event.kind in _SIMPLE:
         return [(_SIMPLE[event.kind], None)]
-    turn = Color(match.position.turn)
+    # Whose turn it is after this event: the event's ply count says (two plies read at once
+    # give two events after both were played).
+    turn = Color(event.ply % 2)
+    over = match.is_over() and event.ply == len(match.moves)
     if event.kind is EventKind.STARTED:
         return [(Cue.TURN, turn)]
     if event.kind is EventKind.ACCEPTED:
-        return [(Cue.ACCEPTED, None)] + ([] if match.is_over() else [(Cue.TURN, turn)])
+        return [(Cue.ACCEPTED, None)] + ([] if over else [(Cue.TURN, turn)])
     if event.kind is EventKind.TAKE_BACK:
         return [(Cue.TAKEN_BACK, None), (Cue.TURN, turn)]
     if event.kind is EventKind.GAME_OVER:
