@@ -320,7 +320,13 @@ def _demo(args: argparse.Namespace) -> int:
         for cue, player in cues_for(event, match):
             signals.show(cue, event.time_s, player=player)
 
-    result = replay_footage(DEMO_FOOTAGE, "rinne", out=args.out, on_event=show,
+    out = args.out
+    if out is None:  # the demo's own folder is remade each time; a chosen one never is
+        import shutil
+
+        out = DEMO_FOOTAGE.with_name(DEMO_FOOTAGE.stem + "-referee")
+        shutil.rmtree(out, ignore_errors=True)
+    result = replay_footage(DEMO_FOOTAGE, "rinne", out=out, on_event=show,
                             progress=stderr_progress())
     _summary(result)
     return 0
