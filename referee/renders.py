@@ -38,8 +38,7 @@ def pose_of(truth: FrameTruth) -> BoardPose:
     return BoardPose.from_homography(np.asarray(h, np.float64), files, ranks)
 
 
-def random_dice(game: str, rng: np.random.Generator, files: int, ranks: int
-                ) -> dict[str, SquareContent]:
+def random_dice(rng: np.random.Generator, files: int, ranks: int) -> dict[str, SquareContent]:
     """Dice of both players on about a third of the squares, any face 1–6."""
     contents: dict[str, SquareContent] = {}
     for rank in range(ranks):
@@ -48,7 +47,6 @@ def random_dice(game: str, rng: np.random.Generator, files: int, ranks: int
                 name = f"{'abcdefghi'[file]}{rank + 1}"
                 contents[name] = SquareContent("die", int(rng.integers(0, 2)),
                                                int(rng.integers(1, 7)))
-    del game
     return contents
 
 
@@ -60,7 +58,7 @@ def dice_squares(seed: int, *, hands: float = 0.3, tilt: tuple[float, float] = (
     width, height = SIZES[int(rng.integers(len(SIZES)))]
     files, ranks = {"rinne": (5, 6), "tensei": (5, 6), "rinne-5x5": (5, 5),
                     "flipflop-3x3": (3, 3), "flipflop-5x5": (5, 5)}[game]
-    contents = random_dice(game, rng, files, ranks)
+    contents = random_dice(rng, files, ranks)
     options = RenderOptions(width=width, height=height, tilt=tilt, pieces="dice", hands=hands)
     frame, truth = render_frame(game, seed=seed, options=options, contents=contents)
     quads = top_face_quads(pose_of(truth), (width, height), height=DIE_HEIGHT)
@@ -77,9 +75,9 @@ def dice_squares(seed: int, *, hands: float = 0.3, tilt: tuple[float, float] = (
     return RenderedSquares(tuple(samples), truth)
 
 
-def dice_samples(seeds: range, **options: float) -> Iterator[Sample]:
+def dice_samples(seeds: range, *, hands: float = 0.3) -> Iterator[Sample]:
     for seed in seeds:
-        yield from dice_squares(seed, **options).samples  # type: ignore[arg-type]
+        yield from dice_squares(seed, hands=hands).samples
 
 
 def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: float = 0.3) -> int:
