@@ -27,4 +27,4 @@ def test_footage_replays_to_its_expected_record(video: Path, tmp_path: Path):
     kinds = {event.kind.name for event in result.events}
     assert set(expected.events) <= kinds
     record = (tmp_path / "game.txt").read_text().splitlines()
-    assert record[-len(expected.plies):] == list(expected.plies) if expected.plies else True
+    assert [line for line in record if line[:1].isdigit()] == list(expected.plies)
