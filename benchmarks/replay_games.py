@@ -29,8 +29,8 @@ def main() -> None:
     parser.add_argument("--pieces", default="dice")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
-    print("| seed | game | plies | read right | hand moves | replay x real time |")
-    print("| ---: | --- | ---: | --- | ---: | ---: |")
+    print("| seed | game | plies | read right | plies read | hand moves | replay x real time |")
+    print("| ---: | --- | ---: | --- | ---: | ---: | ---: |")
     right = 0
     with tempfile.TemporaryDirectory() as folder:
         for n in range(args.games):
@@ -40,10 +40,13 @@ def main() -> None:
                            options=RenderOptions(width=width, height=height, pieces=args.pieces),
                            footage=FootageOptions(plies=args.plies))
             expected = Expected.from_sidecar(video.with_suffix(".json"))
-            result = replay_footage(video, game, pieces=args.pieces, out=Path(folder) / "out")
-            ok = accepted_plies(result.events) == list(expected.plies)
+            result = replay_footage(video, game, pieces=args.pieces,
+                                    out=Path(folder) / f"out-{seed}")
+            read = accepted_plies(result.events)
+            ok = read == list(expected.plies)
             right += ok
             print(f"| {seed} | {game} | {len(expected.plies)} | {'yes' if ok else 'NO'} | "
+                  f"{len(read)} | "
                   f"{len(moves_during_hands(result.events, expected))} | "
                   f"{result.footage_s / result.seconds:.1f} |", flush=True)
     print(f"\n{right} of {args.games} games read without an error")
