@@ -12,6 +12,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from referee.errors import RefereeError
 from referee.footage_check import Expected, accepted_plies, moves_during_hands
 from referee.replay import replay_footage
 from referee.synth import RenderOptions
@@ -40,8 +41,13 @@ def main() -> None:
                            options=RenderOptions(width=width, height=height, pieces=args.pieces),
                            footage=FootageOptions(plies=args.plies))
             expected = Expected.from_sidecar(video.with_suffix(".json"))
-            result = replay_footage(video, game, pieces=args.pieces,
-                                    out=Path(folder) / f"out-{seed}")
+            try:
+                result = replay_footage(video, game, pieces=args.pieces,
+                                        out=Path(folder) / f"out-{seed}")
+            except RefereeError as error:
+                print(f"| {seed} | {game} | {len(expected.plies)} | NO ({error}) | 0 | - | - |",
+                      flush=True)
+                continue
             read = accepted_plies(result.events)
             ok = read == list(expected.plies)
             right += ok
