@@ -13,13 +13,9 @@ import numpy as np
 
 from referee.errors import FootageError, RefereeError
 from referee.hardware.sources import open_source
-from referee.pipeline import BoardReader, Session
-from referee.referee import Phase, Referee
-from referee.rules import find_game
-from referee.rules.rinne import RinneRules
-from referee.tracking.inference import PIECE_SETS
+from referee.pipeline import Session, board_referee, camera_game
+from referee.referee import Phase
 from referee.vision.calibration_files import BoardProfile, PlayerPieces, save_board
-from referee.vision.classifier import Classifier
 from referee.vision.pose import BoardPose
 
 
@@ -34,14 +30,8 @@ class BoardCalibration:
 def calibrate_board(game_name: str, camera: str, *, pieces: str = "dice",
                     square_mm: float | None = None, camera_file: Path | None = None,
                     model: str | None = None, max_frames: int = 30 * 120) -> BoardCalibration:
-    game = find_game(game_name)
-    if not isinstance(game, RinneRules):
-        raise RefereeError(f"{game.name}: only boards of the Rinne family can be calibrated yet")
-    if pieces not in PIECE_SETS:
-        raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
-    classifier = Classifier.load(model or PIECE_SETS[pieces].model)
-    referee = Referee(game, PIECE_SETS[pieces], classifier.labels)
-    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier)
+    game = camera_game(game_name)
+    referee, reader = board_referee(game, pieces, model=model)
     session = Session(reader, referee)
     found: tuple[BoardPose, int] | None = None
     with open_source(camera) as source:

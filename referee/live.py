@@ -15,20 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from referee.announce import cues_for
-from referee.errors import RecordError, RefereeError
+from referee.errors import RecordError
 from referee.events import Event, EventKind
 from referee.hardware.button import ButtonAction
 from referee.hardware.signals import Signals, Ticker, open_signals
 from referee.hardware.sources import open_source
 from referee.hardware.watch import watched_frames
-from referee.pipeline import BoardReader, Session
+from referee.pipeline import BoardReader, Session, board_referee, camera_game
 from referee.record import Recorder, load_log, match_from_log
 from referee.referee import Referee
-from referee.rules import find_game
 from referee.rules.core import Match
 from referee.rules.rinne import RinneRules
-from referee.tracking.inference import PIECE_SETS
-from referee.vision.classifier import Classifier
 
 log = logging.getLogger(__name__)
 
@@ -55,17 +52,11 @@ def resumed_match(out: Path, game: RinneRules) -> Match[Any, Any]:
 
 
 def start_referee(options: LiveOptions) -> tuple[Referee, Recorder, BoardReader]:
-    game = find_game(options.game)
-    if not isinstance(game, RinneRules):
-        raise RefereeError(f"{game.name}: only the Rinne family can be refereed from a camera yet")
-    if options.pieces not in PIECE_SETS:
-        raise RefereeError(f"unknown piece set {options.pieces!r}")
+    game = camera_game(options.game)
     # A new game where one is logged is refused by the recorder (made before anything runs).
     match = resumed_match(options.out, game) if options.resume else Match(game)
-    classifier = Classifier.load(options.model or PIECE_SETS[options.pieces].model)
-    referee = Referee(game, PIECE_SETS[options.pieces], classifier.labels, match=match)
+    referee, reader = board_referee(game, options.pieces, model=options.model, match=match)
     recorder = Recorder(options.out, game, {}, resume=options.resume)
-    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier)
     return referee, recorder, reader
 
 

@@ -11,15 +11,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
 
-from referee.errors import NoBoardError
+from referee.errors import NoBoardError, RefereeError
 from referee.events import Event, EventKind
 from referee.record import Recorder
 from referee.referee import Phase, Referee
-from referee.tracking.inference import Verdict
+from referee.rules import find_game
+from referee.rules.core import Match
+from referee.rules.rinne import RinneRules
+from referee.tracking.inference import PIECE_SETS, Verdict
 from referee.tracking.reading import Reading
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.vision.classifier import Classifier
@@ -240,4 +244,26 @@ def _shift(a: BoardPose, b: BoardPose) -> float:
     side = max(a.square_size_px(), 1e-6)
     return min(float(np.linalg.norm(a.corners_array - o.corners_array, axis=1).max()) / side
                for o in b.orientations())
+
+
+def camera_game(name: str) -> RinneRules:
+    """The game `name`, if the camera can referee it yet (the Rinne family)."""
+    game = find_game(name)
+    if not isinstance(game, RinneRules):
+        raise RefereeError(f"{game.name}: only the Rinne family can be refereed from a camera yet")
+    return game
+
+
+def board_referee(game: RinneRules, pieces: str, *, model: str | None = None,
+                  match: Match[Any, Any] | None = None,
+                  settings: PipelineSettings | None = None) -> tuple[Referee, BoardReader]:
+    """The referee and the board reader for `game` played with the piece set `pieces`,
+    reading with `model` or the piece set's own board model."""
+    if pieces not in PIECE_SETS:
+        raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
+    piece_set = PIECE_SETS[pieces]
+    classifier = Classifier.load(model or piece_set.model)
+    referee = Referee(game, piece_set, classifier.labels, match=match)
+    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings)
+    return referee, reader
 

@@ -9,17 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from referee.errors import FootageError, RefereeError
+from referee.errors import FootageError
 from referee.events import Event
 from referee.hardware.sources import open_source
-from referee.pipeline import BoardReader, PipelineSettings, Session
+from referee.pipeline import PipelineSettings, Session, board_referee, camera_game
 from referee.record import Recorder
-from referee.referee import Phase, Referee
-from referee.rules import find_game
+from referee.referee import Phase
 from referee.rules.core import Match
-from referee.rules.rinne import RinneRules
-from referee.tracking.inference import PIECE_SETS
-from referee.vision.classifier import Classifier
 
 DEMO_FOOTAGE = Path(__file__).resolve().parent.parent / "examples" / "rinne-sample.mp4"
 
@@ -42,16 +38,10 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
                    settings: PipelineSettings | None = None) -> ReplayResult:
     """Referee `footage`; the log, record, keyframes and report go to `out` (default: a
     folder beside the footage). Whatever was read before a fault stays in the log."""
-    game = find_game(game_name)
-    if not isinstance(game, RinneRules):
-        raise RefereeError(f"{game.name}: only the Rinne family can be refereed from a camera yet")
-    if pieces not in PIECE_SETS:
-        raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
+    game = camera_game(game_name)
+    referee, reader = board_referee(game, pieces, model=model, settings=settings)
     footage = Path(footage)
     out_dir = Path(out) if out is not None else footage.with_name(footage.stem + "-referee")
-    classifier = Classifier.load(model or PIECE_SETS[pieces].model)
-    referee = Referee(game, PIECE_SETS[pieces], classifier.labels)
-    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings)
     events: list[Event] = []
 
     def collect(event: Event) -> None:
