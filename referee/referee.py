@@ -62,8 +62,7 @@ class Referee:
         position before it."""
         if not self.match.moves or self.phase is Phase.SETUP:
             return []
-        before = self.match.positions[-2]
-        move = self.game.move_text(before, self.match.pop())
+        move = self._undo_last()
         self.phase = Phase.RESTORING
         return [Event(EventKind.TAKE_BACK, frame_index, round(time_s, 3), len(self.match.moves),
                       move, "by the button")]
@@ -124,8 +123,7 @@ class Referee:
                 return [self._event(EventKind.RESTORED, reading)]
             return []
         if verdict is Verdict.TAKE_BACK:
-            before = self.match.positions[-2]
-            move = self.game.move_text(before, self.match.pop())
+            move = self._undo_last()
             self.phase = Phase.PLAYING
             return [self._event(EventKind.TAKE_BACK, reading, move=move)]
         if verdict is Verdict.ILLEGAL:
@@ -155,6 +153,11 @@ class Referee:
             events.append(self._event(EventKind.GAME_OVER, reading,
                                       detail=f"{result} ({outcome.termination.value})"))
         return events
+
+    def _undo_last(self) -> str:
+        """Take the last move off the match; returns it in the designer's notation."""
+        before = self.match.positions[-2]
+        return self.game.move_text(before, self.match.pop())
 
     def _squares(self, inference: Inference) -> str:
         names = [self.game.geometry.square_name(s) for s in inference.squares]
