@@ -351,7 +351,8 @@ def _live(args: argparse.Namespace) -> int:
     from referee.live import LiveOptions, run_live
 
     return run_live(LiveOptions(args.game, args.camera, args.pins, args.pieces, Path(args.out),
-                                args.resume, args.model))
+                                args.resume, args.model, start_s=args.start, speed=args.speed,
+                                camera_wait_s=args.camera_wait))
 
 
 def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
@@ -367,8 +368,15 @@ def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
     live.add_argument("--pins", help="pin map (default: hardware/pins.toml's wiring)")
     live.add_argument("--pieces", default="dice", help="dice (default) or penta")
     live.add_argument("--out", default="game", help="folder of the game's log and record")
-    live.add_argument("--resume", action="store_true", help="continue the game logged in --out")
+    live.add_argument("--resume", action="store_true",
+                      help="continue the game logged in --out (a new one if none is logged)")
     live.add_argument("--model", help="a classifier other than models/<pieces>.onnx")
+    live.add_argument("--start", type=float, metavar="S",
+                      help="footage: begin S seconds in (default 0; resumed: where the log stops)")
+    live.add_argument("--speed", type=float, default=1.0, metavar="X",
+                      help="footage: play at X times its frame rate (default 1; 0: unpaced)")
+    live.add_argument("--camera-wait", type=float, default=60.0, metavar="S",
+                      help="wait S seconds for a lost or missing camera (default 60), then exit 1")
     demo = verb("demo", _demo, "replay the bundled footage of the designer's sample Rinne game")
     demo.add_argument("--out", help="folder for the log, record, keyframes and report")
 

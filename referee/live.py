@@ -2,8 +2,17 @@
 
 Every event is in the log before the players hear of it; after a crash or a pulled plug,
 `--resume` rebuilds the game from the log and waits until the board shows the logged
-position again before it goes on. A log is never overwritten: starting a new game where one
-is logged needs `--resume` or another `--out`."""
+position again before it goes on (with no game logged yet it starts one, so a service can
+always pass `--resume`). A log is never overwritten: starting a new game where one is logged
+needs `--resume` or another `--out`.
+
+A video file (or a folder of images) stands in for the camera as a camera would deliver
+it: at its own frame rate (`speed` times), from `start_s` seconds in. Resumed, footage
+carries on from where the log stops, as a camera would still be looking at the table, not
+from its first frame: from the moment the board became still before the last logged event
+(the referee reads a position once it has been still for the stabiliser's `settle_s`), so
+that the resumed referee finds the board on a still frame and sees the logged position
+settle as the first run did. A camera's times carry on from the last logged event's."""
 
 from __future__ import annotations
 
@@ -15,19 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from referee.announce import cues_for
-from referee.errors import RecordError
+from referee.errors import RecordError, SourceError
 from referee.events import Event, EventKind
 from referee.hardware.button import ButtonAction
 from referee.hardware.signals import Signals, Ticker, open_signals
-from referee.hardware.sources import open_source
+from referee.hardware.sources import FrameSource, is_camera, open_source
 from referee.hardware.watch import watched_frames
 from referee.pipeline import BoardReader, Session, board_referee, camera_game
-from referee.record import Recorder, load_log, match_from_log
+from referee.record import GameLog, Recorder, load_log, match_from_log
 from referee.referee import Referee
 from referee.rules.core import Match
 from referee.rules.rinne import RinneRules
 
 log = logging.getLogger(__name__)
+
 
 
 @dataclass(frozen=True)
@@ -39,31 +49,69 @@ class LiveOptions:
     out: Path = Path("game")
     resume: bool = False
     model: str | None = None
+    start_s: float | None = None  # footage: where to begin (None: 0, or where the log stops)
+    speed: float = 1.0  # footage: times its own frame rate; 0: as fast as it can be read
+    camera_wait_s: float = 60.0  # how long a lost or missing camera is waited for
 
 
-def resumed_match(out: Path, game: RinneRules) -> Match[Any, Any]:
-    """The game as logged in `out`, checked to be the same game."""
-    logged = load_log(out / "game.jsonl")
+@dataclass
+class LiveGame:
+    referee: Referee
+    recorder: Recorder
+    reader: BoardReader
+    resumed_at_s: float | None  # the time of the last logged event; None: a new game
+
+
+def logged_game(out: Path, game: RinneRules) -> GameLog | None:
+    """The game logged in `out`, checked to be the same game; None when none is logged."""
+    path = out / "game.jsonl"
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+        return None
+    logged = load_log(path)
     if logged.game.name != game.name:
-        raise RecordError(f"{out / 'game.jsonl'} is a game of {logged.game.name}, not {game.name}")
-    if logged.truncated_tail:
-        log.warning("the log's last line was cut off (power loss while writing it): ignored")
-    return match_from_log(logged)
+        raise RecordError(f"{path} is a game of {logged.game.name}, not {game.name}")
+    return logged
 
 
-def start_referee(options: LiveOptions) -> tuple[Referee, Recorder, BoardReader]:
+def start_referee(options: LiveOptions, print_line: Callable[[str], None] = print) -> LiveGame:
     game = camera_game(options.game)
+    logged = logged_game(options.out, game) if options.resume else None
+    if options.resume and logged is None:
+        print_line(f"no game logged in {options.out}: a new game")
     # A new game where one is logged is refused by the recorder (made before anything runs).
-    match = resumed_match(options.out, game) if options.resume else Match(game)
+    match = match_from_log(logged) if logged is not None else Match(game)
     referee, reader = board_referee(game, options.pieces, model=options.model, match=match)
-    recorder = Recorder(options.out, game, {}, resume=options.resume)
-    return referee, recorder, reader
+    recorder = Recorder(options.out, game, {}, resume=logged is not None)
+    resumed_at = None if logged is None else logged.events[-1].time_s if logged.events else 0.0
+    return LiveGame(referee, recorder, reader, resumed_at)
+
+
+def camera_opener(options: LiveOptions, resumed_at_s: float | None, *, rewind_s: float = 0.0
+                  ) -> Callable[[], FrameSource]:
+    """How to open the camera, or the footage standing in for one (resumed: from `rewind_s`
+    before the last logged event)."""
+    if is_camera(options.camera):
+        if options.start_s is not None or options.speed != 1.0:
+            raise SourceError(f"camera {options.camera}: --start and --speed are for footage only")
+        return lambda: open_source(options.camera)
+    start_s = options.start_s if options.start_s is not None else (
+        max(0.0, resumed_at_s - rewind_s) if resumed_at_s is not None else 0.0)
+    return lambda: open_source(options.camera, start_s=start_s, speed=options.speed)
 
 
 def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
-             signals: Signals | None = None) -> int:
-    referee, recorder, reader = start_referee(options)
-    names = referee.game.player_names
+             signals: Signals | None = None,
+             open_camera: Callable[[], FrameSource] | None = None) -> int:
+    """Referee until the footage ends (a camera never does); 0 then. A camera gone for
+    longer than `camera_wait_s` raises `CameraLost`, with the log kept."""
+    live = start_referee(options, print_line)
+    referee, names = live.referee, live.referee.game.player_names
+    try:
+        open_camera = open_camera or camera_opener(
+            options, live.resumed_at_s, rewind_s=live.reader.settings.stabiliser.settle_s)
+    except SourceError:
+        live.recorder.close()
+        raise
     own_signals = signals is None
     signals = signals or open_signals(options.pins, names=names)
     ticker = Ticker(signals) if own_signals else None
@@ -75,15 +123,19 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
         for cue, player in cues_for(event, referee.match):
             signals.show(cue, time.monotonic(), player=player)
 
-    session = Session(reader, referee, recorder=recorder, listeners=(announce,))
-    if options.resume:
+    session = Session(live.reader, referee, recorder=live.recorder, listeners=(announce,))
+    if live.resumed_at_s is not None:
         print_line(f"resuming after {len(referee.match.moves)} plies: set up the logged position")
         print_line(referee.game.diagram(referee.match.position))
+    camera = is_camera(options.camera)
     try:
-        for frame in watched_frames(lambda: open_source(options.camera), signals):
+        for frame in watched_frames(open_camera, signals, wait_at_start=camera,
+                                    give_up_s=options.camera_wait_s,
+                                    time_offset_s=(live.resumed_at_s or 0.0) if camera else 0.0):
             session.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
             for action in signals.take_actions():
                 _button(action, session, frame.index, frame.timestamp_s)
+        print_line(f"the footage ended: {len(referee.match.moves)} plies in {options.out}")
     finally:
         session.finish()
         if ticker is not None:

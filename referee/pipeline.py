@@ -146,7 +146,7 @@ class Session:
         rows = 2 * self.settings.view_margin + reader.ranks
         self.stabiliser = Stabiliser(columns, rows, self.settings.stabiliser)
         self.board_seen = False
-        self._lost_since: float | None = 0.0
+        self._lost_since: float | None = None  # from the first frame without a board
         self._told_no_board = False
         self.last_stillness: Stillness | None = None
         self._other_sides: tuple[int, ...] = ()  # other namings of the corners, as turns

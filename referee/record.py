@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from referee.rules.core import Game, Match
 from referee.rules.records import format_record
 
 LOG_FORMAT = "referee-log/1"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class Recorder:
                               "another folder")
         try:
             (self.folder / "keyframes").mkdir(parents=True, exist_ok=True)
+            if resume and self.log_path.is_file():
+                _drop_cut_off_line(self.log_path)
             self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115
         except OSError as error:
             raise RecordError(f"{self.folder}: cannot write the game there ({error.strerror})"
@@ -75,8 +80,10 @@ class Recorder:
         if event.kind in (EventKind.ACCEPTED, EventKind.TAKE_BACK, EventKind.STARTED):
             _write_atomically(self.record_path, format_record(match, self.headers))
         if event.kind in (EventKind.ACCEPTED, EventKind.STARTED) and frame_bgr is not None:
-            cv2.imwrite(str(self.keyframe_path(event.ply)), frame_bgr,
-                        [cv2.IMWRITE_JPEG_QUALITY, 85])
+            path = self.keyframe_path(event.ply)
+            temporary = path.with_name(path.stem + ".tmp.jpg")  # a killed write leaves no half JPEG
+            if cv2.imwrite(str(temporary), frame_bgr, [cv2.IMWRITE_JPEG_QUALITY, 85]):
+                os.replace(temporary, path)
 
     def keyframe_path(self, ply: int) -> Path:
         return self.folder / "keyframes" / f"ply-{ply:03d}.jpg"
@@ -124,6 +131,20 @@ def _write_atomically(path: Path, text: str) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
+
+
+def _drop_cut_off_line(path: Path) -> None:
+    """Cut a last line that a power loss or a kill left half written, so that the next event
+    starts a line of its own. Its event was never announced: the log is written first."""
+    data = path.read_bytes()  # a game's log is a few kB
+    if not data or data.endswith(b"\n"):
+        return
+    keep = data.rfind(b"\n") + 1
+    with open(path, "r+b") as handle:
+        handle.truncate(keep)
+        os.fsync(handle.fileno())
+    log.warning("%s: its last line was cut off while being written (%d bytes): dropped",
+                path, len(data) - keep)
 
 
 def load_log(path: str | Path) -> GameLog:

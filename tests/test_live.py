@@ -44,7 +44,7 @@ def test_live_on_footage_without_a_board_tells_the_players(tmp_path):
     video = noise_video(tmp_path / "table.avi", frames=120)
     lines: list[str] = []
     signals = TerminalSignals(stream=open(tmp_path / "signals.txt", "w"))  # noqa: SIM115
-    options = LiveOptions("rinne", camera=str(video), out=tmp_path / "game")
+    options = LiveOptions("rinne", camera=str(video), out=tmp_path / "game", speed=0)
     assert run_live(options, print_line=lines.append, signals=signals) == 0
     signals.close()
     assert any("no board in view" in line for line in lines)

@@ -5,6 +5,10 @@ and the Pi camera (`picamera.py`).
         for frame in source:
             ...frame.frame_bgr, frame.index, frame.timestamp_s...
 
+Footage (a video file or a folder of images) may start `start_s` seconds in, and may be
+played at its own frame rate (`speed`, `PacedSource`) as a camera would deliver it: that is
+how `referee live` runs from a file.
+
 Every frame leaves its source as BGR (colour order is fixed in each adapter) in a read-only
 array. A source that cannot be opened raises `SourceError` with one clear line; a camera that
 stops delivering mid-game raises `CameraLost` (a `SourceError`) instead of hanging.
@@ -107,14 +111,22 @@ def make_frame(pixels: np.ndarray, index: int, timestamp_s: float, where: str) -
     return Frame(pixels, index, timestamp_s)
 
 
+def first_frame_at(start_s: float, fps: float, where: object) -> int:
+    """The first frame at or after `start_s` seconds into footage of `fps` frames a second."""
+    if not (math.isfinite(start_s) and start_s >= 0):
+        raise SourceError(f"{where}: the start must be 0 s or later, not {start_s}")
+    return math.ceil(start_s * fps - 1e-6)
+
+
 class VideoFileSource(BaseSource):
-    """A video file read with OpenCV; timestamps come from the file's frame rate.
+    """A video file read with OpenCV; timestamps come from the file's frame rate, counted
+    from the file's first frame even when reading starts `start_s` seconds in.
 
-    A file that is missing, empty, not a video or holds no frames fails on opening; a file
-    whose frames stop before its header's count (truncated) yields what it has, then
-    raises `SourceError`."""
+    A file that is missing, empty, not a video or holds no frames (or none from `start_s` on)
+    fails on opening; a file whose frames stop before its header's count (truncated) yields
+    what it has, then raises `SourceError`."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, start_s: float = 0.0) -> None:
         self.path = Path(path)
         self.description = f"video {self.path}"
         if not self.path.exists():
@@ -134,9 +146,15 @@ class VideoFileSource(BaseSource):
             fps = 30.0
         self.fps = fps
         self.frame_count = max(0, int(self._capture.get(cv2.CAP_PROP_FRAME_COUNT)))
-        ok, first = self._capture.read()
+        # Frames are decoded up to the start rather than sought: seeking H.264 lands on a
+        # keyframe, and the start must be the same frame every time.
+        self.start_index = first_frame_at(start_s, fps, self.path)
+        ok = all(self._capture.grab() for _ in range(self.start_index))
+        ok, first = self._capture.read() if ok else (False, None)
         if not ok:
             self.close()
+            if self.start_index:
+                raise SourceError(f"{self.path}: the video ends before {start_s:g} s")
             raise SourceError(f"{self.path}: the video holds no frames it can decode")
         self._first: np.ndarray | None = first
 
@@ -144,7 +162,7 @@ class VideoFileSource(BaseSource):
         if self._first is None:
             raise SourceError(f"{self.path}: a video file can be read once only")
         pixels, self._first = self._first, None
-        index = 0
+        index = self.start_index
         while True:
             yield make_frame(pixels, index, index / self.fps, f"{self.path} frame {index}")
             index += 1
@@ -166,9 +184,10 @@ def _natural_key(path: Path) -> tuple[Any, ...]:
 
 
 class ImageFolderSource(BaseSource):
-    """The images of a folder in natural order (frame2 before frame10), `fps` apart."""
+    """The images of a folder in natural order (frame2 before frame10), `fps` apart, from
+    the first at or after `start_s`."""
 
-    def __init__(self, folder: str | Path, *, fps: float = 30.0) -> None:
+    def __init__(self, folder: str | Path, *, fps: float = 30.0, start_s: float = 0.0) -> None:
         self.folder = Path(folder)
         self.description = f"images in {self.folder}"
         if not self.folder.is_dir():
@@ -181,9 +200,12 @@ class ImageFolderSource(BaseSource):
                             key=_natural_key)
         if not self.paths:
             raise SourceError(f"{self.folder}: no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
+        self.start_index = first_frame_at(start_s, fps, self.folder)
+        if self.start_index >= len(self.paths):
+            raise SourceError(f"{self.folder}: its {len(self.paths)} images end before {start_s:g} s")
 
     def __iter__(self) -> Iterator[Frame]:
-        for index, path in enumerate(self.paths):
+        for index, path in enumerate(self.paths[self.start_index:], start=self.start_index):
             pixels = cv2.imread(str(path), cv2.IMREAD_COLOR)
             if pixels is None:
                 raise SourceError(f"{path}: not a readable image")
@@ -242,22 +264,70 @@ class OpenCVDeviceSource(BaseSource):
         self._capture.release()
 
 
-def open_source(spec: str | Path, *, fps: float = 30.0, clock: Clock = time.monotonic) -> FrameSource:
-    """`"pi"` or `"pi:N"`: the Pi camera (N-th); `"0"`, `"1"`, `/dev/video0`: an OpenCV
-    camera; a folder: its images, `fps` apart; any other path: a video file."""
+class PacedSource(BaseSource):
+    """Footage delivered as a camera would: each frame no earlier than its time after the
+    first (divided by `speed`: 2 plays twice as fast). A late frame is never skipped, so a
+    file gives the same frames however busy the machine; a slow one lags behind instead."""
+
+    def __init__(self, source: FrameSource, *, speed: float = 1.0, clock: Clock = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        if not (math.isfinite(speed) and speed > 0):
+            raise SourceError(f"the playing speed must be a positive number, not {speed}")
+        self.source, self.speed, self._clock, self._sleep = source, speed, clock, sleep
+        self.description = f"{source.description} at {speed:g}x"
+
+    def __iter__(self) -> Iterator[Frame]:
+        first: tuple[float, float] | None = None  # (wall clock, footage time) of the first frame
+        for frame in self.source:
+            if first is None:
+                first = (self._clock(), frame.timestamp_s)
+            else:
+                due = first[0] + (frame.timestamp_s - first[1]) / self.speed
+                if (wait := due - self._clock()) > 0:
+                    self._sleep(wait)
+            yield frame
+
+    def close(self) -> None:
+        self.source.close()
+
+
+def is_camera(spec: str | Path) -> bool:
+    """Whether `spec` names a camera (`pi`, `pi:N`, `N`, `/dev/videoN`) rather than footage."""
     text = str(spec)
+    return bool(re.fullmatch(r"pi(?::\d+)?|\d+", text)) or text.startswith("/dev/video")
+
+
+def open_source(spec: str | Path, *, fps: float = 30.0, clock: Clock = time.monotonic,
+                start_s: float = 0.0, speed: float = 0.0) -> FrameSource:
+    """`"pi"` or `"pi:N"`: the Pi camera (N-th); `"0"`, `"1"`, `/dev/video0`: an OpenCV
+    camera; a folder: its images, `fps` apart; any other path: a video file. Footage starts
+    `start_s` seconds in and, with a `speed`, is paced at that many times its frame rate
+    (0: as fast as it is read)."""
+    text = str(spec)
+    if (start_s or speed) and is_camera(text):
+        raise SourceError(f"camera {text}: a start time and a playing speed are for footage only")
+    if not is_camera(text):
+        footage = _open_footage(Path(text), fps=fps, start_s=start_s)
+        if not speed:
+            return footage
+        try:
+            return PacedSource(footage, speed=speed, clock=clock)
+        except SourceError:
+            footage.close()
+            raise
     if match := re.fullmatch(r"pi(?::(\d+))?", text):
         from referee.hardware.picamera import PiCameraConfig, PiCameraSource
 
         return PiCameraSource(PiCameraConfig(camera_num=int(match.group(1) or 0)), clock=clock)
     if text.isdigit():
         return OpenCVDeviceSource(int(text), clock=clock)
-    if text.startswith("/dev/video"):
-        return OpenCVDeviceSource(text, clock=clock)
-    path = Path(text)
+    return OpenCVDeviceSource(text, clock=clock)
+
+
+def _open_footage(path: Path, *, fps: float, start_s: float) -> FrameSource:
     if path.is_dir():
-        return ImageFolderSource(path, fps=fps)
-    return VideoFileSource(path)
+        return ImageFolderSource(path, fps=fps, start_s=start_s)
+    return VideoFileSource(path, start_s=start_s)
 
 
 def frame_level(frame_bgr: np.ndarray) -> float:

@@ -1,7 +1,16 @@
-"""Frames that survive a camera glitch: on `CameraLost` the players are told (red steady, an
-alarm), the camera is opened again every `retry_s`, and frames carry on with the next index
-and a later timestamp; only a camera still gone after `give_up_s` ends the game loop, with a
-clear `CameraLost`. Black frames (a lens cap, the lights off) are shown the same way."""
+"""Frames that survive a camera glitch.
+
+On `CameraLost` the players are told (red steady, an alarm), the camera is opened again
+after 1 s, then 2, 4 … at most every `max_retry_s`, and the frames carry on with the next
+index and a later timestamp; only a camera still gone after `give_up_s` ends the game loop,
+with one clear `CameraLost` (the caller exits; a service manager may start it afresh, which
+a camera that needs a new process to be found again may need). With `wait_at_start`, a
+camera missing at the start is waited for the same way (a Pi that boots before its USB
+camera is ready); footage that is missing fails at once.
+
+Black frames (a lens cap, the lights off) lasting a second are shown the same way, and are
+not passed on while the picture stays black: there is nothing in them to referee, and the
+referee would only add "no board in view" to the players' red light."""
 
 from __future__ import annotations
 
@@ -20,14 +29,22 @@ log = logging.getLogger(__name__)
 
 def watched_frames(open_source: Callable[[], FrameSource], signals: Signals, *,
                    clock: Clock = time.monotonic, sleep: Callable[[float], None] = time.sleep,
-                   retry_s: float = 3.0, give_up_s: float = 60.0,
+                   retry_s: float = 1.0, max_retry_s: float = 30.0, give_up_s: float = 60.0,
+                   wait_at_start: bool = False, time_offset_s: float = 0.0,
                    picture: PictureWatch | None = None) -> Iterator[Frame]:
-    """Every frame of the source, opened again after each loss. A source that cannot be
-    opened at the start raises `SourceError` at once: there is nothing to resume."""
+    """Every frame of the source but the black ones, opened again after each loss; times
+    start at `time_offset_s`. Without `wait_at_start`, a source that cannot be opened at the
+    start raises its `SourceError` at once."""
     picture = picture if picture is not None else PictureWatch()
-    source = open_source()
+    backoff = _Backoff(clock, sleep, retry_s, max_retry_s, give_up_s)
     start = clock()
-    index, offset = 0, 0.0
+    try:
+        source = open_source()
+    except SourceError as missing:
+        if not wait_at_start:
+            raise
+        source = backoff.reopen(open_source, signals, missing)
+    index, offset = 0, time_offset_s
     try:
         while True:
             try:
@@ -36,30 +53,44 @@ def watched_frames(open_source: Callable[[], FrameSource], signals: Signals, *,
                     if change is not None:
                         signals.show(Cue.NO_PICTURE if change is Picture.DARK else Cue.CAMERA_BACK,
                                      clock())
-                    yield replace(frame, index=index, timestamp_s=offset + frame.timestamp_s)
+                    if picture.state is Picture.OK:
+                        yield replace(frame, index=index, timestamp_s=offset + frame.timestamp_s)
                     index += 1
                 return  # the footage ended
             except CameraLost as lost:
-                lost_at = clock()
-                log.warning("%s; opening it again every %g s", lost, retry_s)
-                signals.show(Cue.CAMERA_LOST, lost_at)
                 source.close()
-                source = _reopen(open_source, lost, lost_at, clock=clock, sleep=sleep,
-                                 retry_s=retry_s, give_up_s=give_up_s)
-                offset = clock() - start
-                signals.show(Cue.CAMERA_BACK, clock())
+                source = backoff.reopen(open_source, signals, lost)
+                offset = time_offset_s + clock() - start
     finally:
         source.close()
 
 
-def _reopen(open_source: Callable[[], FrameSource], lost: CameraLost, lost_at: float, *,
-            clock: Clock, sleep: Callable[[float], None], retry_s: float,
-            give_up_s: float) -> FrameSource:
-    while True:
-        sleep(retry_s)
-        try:
-            return open_source()
-        except SourceError as error:
-            if clock() - lost_at >= give_up_s:
-                raise CameraLost(f"{lost}; still gone after {give_up_s:g} s ({error})") from None
-            log.info("camera not back yet: %s", error)
+class _Backoff:
+    """Opens a lost camera again: waits `retry_s`, doubling up to `max_retry_s`, and gives up
+    `give_up_s` after the loss. The players see "camera lost" until it is back."""
+
+    def __init__(self, clock: Clock, sleep: Callable[[float], None], retry_s: float,
+                 max_retry_s: float, give_up_s: float) -> None:
+        self.clock, self.sleep = clock, sleep
+        self.retry_s, self.max_retry_s, self.give_up_s = retry_s, max_retry_s, give_up_s
+
+    def reopen(self, open_source: Callable[[], FrameSource], signals: Signals,
+               lost: SourceError) -> FrameSource:
+        lost_at = self.clock()
+        signals.show(Cue.CAMERA_LOST, lost_at)
+        log.warning("camera lost: %s; trying again for %g s", lost, self.give_up_s)
+        delay, error = self.retry_s, lost
+        while (left := self.give_up_s - (self.clock() - lost_at)) > 0:
+            self.sleep(min(delay, left))
+            try:
+                source = open_source()
+            except SourceError as again:
+                error = again
+                log.info("camera not back yet: %s", again)
+                delay = min(2 * delay, self.max_retry_s)
+                continue
+            log.warning("camera back after %.0f s", self.clock() - lost_at)
+            signals.show(Cue.CAMERA_BACK, self.clock())
+            return source
+        why = f" ({error})" if error is not lost else ""
+        raise CameraLost(f"{lost}; still gone after {self.give_up_s:g} s{why}")
