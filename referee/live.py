@@ -21,13 +21,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from referee.announce import cues_for
 from referee.errors import RecordError, SourceError
 from referee.events import Event, EventKind
 from referee.hardware.button import ButtonAction
-from referee.hardware.signals import Signals, Ticker, open_signals
+from referee.hardware.signals import Clock, Signals, Ticker, open_signals
 from referee.hardware.sources import FrameSource, is_camera, open_source
 from referee.hardware.watch import watched_frames
 from referee.pipeline import BoardReader, Session, board_referee, camera_game
@@ -101,9 +100,11 @@ def camera_opener(options: LiveOptions, resumed_at_s: float | None, *, rewind_s:
 
 def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
              signals: Signals | None = None,
-             open_camera: Callable[[], FrameSource] | None = None) -> int:
+             open_camera: Callable[[], FrameSource] | None = None,
+             clock: Clock = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> int:
     """Referee until the footage ends (a camera never does); 0 then. A camera gone for
-    longer than `camera_wait_s` raises `CameraLost`, with the log kept."""
+    longer than `camera_wait_s` raises `CameraLost`, with the log kept. `open_camera`,
+    `clock` and `sleep` stand in for the camera and the time in tests."""
     live = start_referee(options, print_line)
     referee, names = live.referee, live.referee.game.player_names
     try:
@@ -129,8 +130,8 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
         print_line(referee.game.diagram(referee.match.position))
     camera = is_camera(options.camera)
     try:
-        for frame in watched_frames(open_camera, signals, wait_at_start=camera,
-                                    give_up_s=options.camera_wait_s,
+        for frame in watched_frames(open_camera, signals, clock=clock, sleep=sleep,
+                                    wait_at_start=camera, give_up_s=options.camera_wait_s,
                                     time_offset_s=(live.resumed_at_s or 0.0) if camera else 0.0):
             session.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
             for action in signals.take_actions():
