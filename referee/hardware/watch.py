@@ -92,5 +92,5 @@ class _Backoff:
             log.warning("camera back after %.0f s", self.clock() - lost_at)
             signals.show(Cue.CAMERA_BACK, self.clock())
             return source
-        why = f" ({error})" if error is not lost else ""
+        why = f" ({error})" if str(error) != str(lost) else ""
         raise CameraLost(f"{lost}; still gone after {self.give_up_s:g} s{why}")

@@ -89,3 +89,40 @@ def test_footage_ends_normally_and_black_frames_are_signalled(tmp_path: Path):
     # still go to the referee; from then until the picture is back they are held back.
     assert [frame.index for frame in frames] == list(range(60)) + list(range(70, 90))
     assert out.getvalue().splitlines() == ["[red] camera sees nothing: black frames", "[ok] camera back"]
+
+
+def test_a_camera_missing_at_the_start_is_waited_for_with_back_off(script: Script):
+    clock = Clock()
+    script.cameras = 0
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        clock.sleep(seconds)
+        if len(sleeps) == 4:
+            script.cameras = 1  # plugged in
+
+    out = io.StringIO()
+    frames = watched_frames(lambda: PiCameraSource(PiCameraConfig(size=(32, 24)), clock=clock),
+                            TerminalSignals(out), clock=clock, sleep=sleep, wait_at_start=True,
+                            retry_s=1.0, max_retry_s=4.0, give_up_s=100.0)
+    first = next(frames)
+    frames.close()
+    assert sleeps == [1.0, 2.0, 4.0, 4.0] and first.index == 0
+    assert out.getvalue().splitlines() == ["[red] camera lost", "[ok] camera back"]
+
+
+def test_the_wait_for_a_missing_camera_ends_on_time(script: Script):
+    clock = Clock()
+    script.cameras = 0
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        clock.sleep(seconds)
+
+    with pytest.raises(CameraLost, match=r"^no Pi camera 0 found .*; still gone after 50 s$"):
+        list(watched_frames(lambda: PiCameraSource(clock=clock), TerminalSignals(io.StringIO()),
+                            clock=clock, sleep=sleep, wait_at_start=True, retry_s=1.0,
+                            max_retry_s=16.0, give_up_s=50.0))
+    assert sleeps == [1.0, 2.0, 4.0, 8.0, 16.0, 16.0, 3.0] and clock.now == 50.0
