@@ -20,7 +20,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from referee.errors import RecordError
+from referee.errors import RecordError, RefereeError, UnknownGameError
 from referee.events import Event, EventKind
 from referee.rules import find_game
 from referee.rules.core import Game, Match
@@ -37,6 +37,7 @@ class GameLog:
     headers: dict[str, str]
     events: tuple[Event, ...]
     truncated_tail: bool  # the last line was cut off (power loss while writing it)
+    path: Path | None = None  # where it was read from, to name in messages
 
 
 class Recorder:
@@ -163,9 +164,12 @@ def load_log(path: str | Path) -> GameLog:
     header = _json_line(path, 1, lines[0])
     if header.get("format") != LOG_FORMAT:
         raise RecordError(f"{path}: not a referee log (no '{LOG_FORMAT}' header)")
-    game = find_game(str(header.get("game", "")))
+    try:
+        game = find_game(str(header.get("game", "")))
+    except UnknownGameError as error:
+        raise RecordError(f"{path}: a log of a game this referee does not know ({error})") from None
     events = tuple(_event(path, n, line) for n, line in enumerate(lines[1:], start=2))
-    return GameLog(game, dict(header.get("headers", {})), events, truncated)
+    return GameLog(game, dict(header.get("headers", {})), events, truncated, path)
 
 
 def _json_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -188,14 +192,19 @@ def _event(path: Path, number: int, line: bytes) -> Event:
 def match_from_log(log: GameLog) -> Match[Any, Any]:
     """The game as the log has it: accepted moves, minus those taken back."""
     match: Match[Any, Any] = Match(log.game)
+    where = f"{log.path}: " if log.path is not None else ""
     for event in _changes(log.events):
-        if event.kind is EventKind.TAKE_BACK:
-            match.pop()
-        else:
-            assert event.move is not None
-            match.push_text(event.move)
+        try:
+            if event.kind is EventKind.TAKE_BACK:
+                match.pop()
+            else:
+                match.push_text(event.move or "")
+        except RefereeError as error:
+            raise RecordError(f"{where}ply {event.ply} ({event.kind.name} {event.move}) cannot "
+                              f"be replayed: {error}") from None
         if len(match.moves) != event.ply:
-            raise RecordError(f"the log is inconsistent at ply {event.ply}")
+            raise RecordError(f"{where}the log is inconsistent at ply {event.ply} "
+                              f"({len(match.moves)} plies replayed)")
     return match
 
 

@@ -19,13 +19,30 @@ def test_a_logged_game_is_never_overwritten(tmp_path, capsys):
     assert "already logged" in capsys.readouterr().err
 
 
+HEADER = '{"format": "referee-log/1", "game": "rinne", "headers": {}}\n'
+
+
+def accepted(ply: int, move: str) -> str:
+    return json.dumps({"kind": "ACCEPTED", "frame_index": ply, "time_s": float(ply), "ply": ply,
+                       "move": move, "detail": "", "confidence": 1.0}) + "\n"
+
+
 def test_a_foreign_or_corrupt_log_is_refused_and_kept(tmp_path, capsys):
     log = tmp_path / "game.jsonl"
     for text, message in [('{"hello": 1}\n', "not a referee log"),
                           ('{"format": "referee-log/1", "game": "rinne"}\nnonsense\n',
                            "line 2 is corrupt"),
                           ('{"format": "referee-log/1", "game": "tensei"}\n',
-                           "a game of tensei, not rinne")]:
+                           "a game of tensei, not rinne"),
+                          ('{"format": "referee-log/1", "game": "chess"}\n',
+                           "a log of a game this referee does not know (unknown game 'chess'"),
+                          (HEADER + accepted(1, "King a1 - a2 = Knight"),
+                           "ply 1 (ACCEPTED King a1 - a2 = Knight) cannot be replayed: there is "
+                           "no piece on a1"),
+                          (HEADER + accepted(1, "Ke2-e3=N") + accepted(1, "Ke5-d5=N"),
+                           "the log is inconsistent at ply 1 (2 plies replayed)"),
+                          ('\x00\x01 not text\n', "line 1 is corrupt"),
+                          (HEADER + '{"kind": "EXPLODED", "ply": 1}\n', "line 2 is not an event")]:
         log.write_text(text)
         assert main(["live", "--game", "rinne", "--camera", "x.mp4", "--out", str(tmp_path),
                      "--resume"]) == 1

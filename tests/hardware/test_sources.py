@@ -12,6 +12,7 @@ from referee.errors import CameraLost, SourceError
 from referee.hardware.sources import (
     ImageFolderSource,
     OpenCVDeviceSource,
+    PacedSource,
     Picture,
     PictureWatch,
     VideoFileSource,
@@ -215,3 +216,59 @@ def test_a_hand_over_the_lens_is_not_a_black_picture():
     assert frame_level(dark) == 4.0
     assert [watch.update(make_frame(dark.copy(), n, n / 30, "t")) for n in range(29)] == [None] * 29
     assert watch.update(make_frame(picture(0), 29, 29 / 30, "t")) is None
+
+
+def test_footage_can_start_part_way_in_with_the_same_frames_and_times(video: Path):
+    with open_source(video, start_s=0.5) as source:  # 0.5 s at 25 fps: frame 12.5, so 13
+        frames = list(source)
+    assert [frame.index for frame in frames] == list(range(13, 40))
+    assert [frame.timestamp_s for frame in frames] == pytest.approx([n / 25 for n in range(13, 40)])
+    for frame in frames[:3]:
+        errors = [np.abs(frame.frame_bgr.astype(int) - picture(m)).mean() for m in range(40)]
+        assert int(np.argmin(errors)) == frame.index  # decoded up to it, not sought near it
+    with open_source(video, start_s=0.48) as source:  # exactly on frame 12
+        assert next(iter(source)).index == 12
+
+
+def test_a_start_past_the_end_or_before_the_beginning(tmp_path: Path, video: Path):
+    with pytest.raises(SourceError, match=r"game\.mp4: the video ends before 9 s$"):
+        open_source(video, start_s=9.0)
+    with pytest.raises(SourceError, match=r"the start must be 0 s or later, not -1"):
+        open_source(video, start_s=-1.0)
+    for n in range(4):
+        cv2.imwrite(str(tmp_path / f"{n}.png"), picture(n))
+    with open_source(tmp_path, fps=2.0, start_s=1.0) as source:
+        assert [(f.index, f.timestamp_s) for f in source] == [(2, 1.0), (3, 1.5)]
+    with pytest.raises(SourceError, match=r"its 4 images end before 2 s"):
+        open_source(tmp_path, fps=2.0, start_s=2.0)
+
+
+def test_paced_footage_is_delivered_at_its_frame_rate_and_never_skips(video: Path):
+    clock = Clock(step=0.0)
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(round(seconds, 6))
+        clock.now += seconds
+
+    paced = PacedSource(VideoFileSource(video), speed=2.0, clock=clock, sleep=sleep)
+    seen = []
+    with paced:
+        for frame in paced:
+            seen.append(frame.index)
+            if frame.index == 20:
+                clock.now += 0.5  # a slow reading: the next frames are late
+    assert seen == list(range(40))  # none skipped
+    due = [(n / 25) / 2 for n in range(40)]  # twice real time
+    assert sleeps[:20] == [pytest.approx(0.02)] * 20  # frames 1-20 waited for
+    # After the slow frame (0.5 s: 25 frames' worth at 2x) frames 21-39 are late: no waiting.
+    assert len(sleeps) == 20 and clock.now == pytest.approx(50.0 + due[20] + 0.5)
+
+
+def test_a_start_or_a_speed_is_for_footage_only(video: Path):
+    with pytest.raises(SourceError, match=r"camera 0: a start time and a playing speed are for footage"):
+        open_source("0", start_s=1.0)
+    with pytest.raises(SourceError, match="the playing speed must be a positive number, not -1"):
+        open_source(video, speed=-1.0)
+    with open_source(video, speed=4.0) as source:
+        assert isinstance(source, PacedSource) and source.description == f"video {video} at 4x"
