@@ -61,6 +61,25 @@ def test_the_service_unit_and_setup_script():
     assert subprocess.run(["bash", "-n", str(HARDWARE / "setup-pi.sh")], check=False).returncode == 0
 
 
+def test_the_unit_stops_fast_failures_but_keeps_waiting_for_a_camera():
+    """systemd refuses a start when StartLimitBurst starts fell within StartLimitIntervalSec.
+    A failure within seconds (a bad pin map, a corrupt log) reaches that; a run that waited
+    --camera-wait seconds for its camera must not, or a loose camera would stop the service."""
+    unit = (HARDWARE / "referee.service").read_text()
+
+    def setting(name: str) -> float:
+        found = re.search(rf"^{name}=(\S+)", unit, re.MULTILINE)
+        assert found, name
+        return float(found.group(1))
+
+    wait = re.search(r"--camera-wait (\d+)", unit)
+    assert wait is not None
+    shortest_cycle = float(wait.group(1)) + setting("RestartSec")
+    assert shortest_cycle * setting("StartLimitBurst") > setting("StartLimitIntervalSec")
+    fast_cycle = 10.0 + setting("RestartSec")  # exits within 10 s of starting
+    assert fast_cycle * setting("StartLimitBurst") < setting("StartLimitIntervalSec")
+
+
 def test_referee_camera_reports_footage_and_writes_a_snapshot(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]):
     for n in range(6):
