@@ -53,7 +53,7 @@ class LiveOptions:
     camera_wait_s: float = 60.0  # how long a lost or missing camera is waited for
 
 
-@dataclass
+@dataclass(frozen=True)
 class LiveGame:
     referee: Referee
     recorder: Recorder
@@ -85,13 +85,21 @@ def start_referee(options: LiveOptions, print_line: Callable[[str], None] = prin
     return LiveGame(referee, recorder, reader, resumed_at)
 
 
+def check_camera_options(options: LiveOptions) -> None:
+    """Refuse what cannot work before a game is logged: footage options for a camera, or
+    footage that is not there."""
+    if is_camera(options.camera):
+        if options.start_s is not None or options.speed != 1.0:
+            raise SourceError(f"camera {options.camera}: --start and --speed are for footage only")
+    elif not Path(options.camera).exists():
+        raise SourceError(f"{options.camera}: no such video file or folder")
+
+
 def camera_opener(options: LiveOptions, resumed_at_s: float | None, *, rewind_s: float = 0.0
                   ) -> Callable[[], FrameSource]:
     """How to open the camera, or the footage standing in for one (resumed: from `rewind_s`
     before the last logged event)."""
     if is_camera(options.camera):
-        if options.start_s is not None or options.speed != 1.0:
-            raise SourceError(f"camera {options.camera}: --start and --speed are for footage only")
         return lambda: open_source(options.camera)
     start_s = options.start_s if options.start_s is not None else (
         max(0.0, resumed_at_s - rewind_s) if resumed_at_s is not None else 0.0)
@@ -105,14 +113,12 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
     """Referee until the footage ends (a camera never does); 0 then. A camera gone for
     longer than `camera_wait_s` raises `CameraLost`, with the log kept. `open_camera`,
     `clock` and `sleep` stand in for the camera and the time in tests."""
+    if open_camera is None:
+        check_camera_options(options)
     live = start_referee(options, print_line)
     referee, names = live.referee, live.referee.game.player_names
-    try:
-        open_camera = open_camera or camera_opener(
-            options, live.resumed_at_s, rewind_s=live.reader.settings.stabiliser.settle_s)
-    except SourceError:
-        live.recorder.close()
-        raise
+    open_camera = open_camera or camera_opener(
+        options, live.resumed_at_s, rewind_s=live.reader.settings.stabiliser.settle_s)
     own_signals = signals is None
     signals = signals or open_signals(options.pins, names=names)
     ticker = Ticker(signals) if own_signals else None

@@ -14,7 +14,7 @@ from tests.test_replay_cli import noise_video
 
 def test_a_logged_game_is_never_overwritten(tmp_path, capsys):
     (tmp_path / "game.jsonl").write_text('{"format": "referee-log/1", "game": "rinne"}\n')
-    assert main(["live", "--game", "rinne", "--camera", "nothing.mp4", "--out",
+    assert main(["live", "--game", "rinne", "--camera", "pi", "--out",
                  str(tmp_path)]) == 1
     assert "already logged" in capsys.readouterr().err
 
@@ -44,7 +44,7 @@ def test_a_foreign_or_corrupt_log_is_refused_and_kept(tmp_path, capsys):
                           ('\x00\x01 not text\n', "line 1 is corrupt"),
                           (HEADER + '{"kind": "EXPLODED", "ply": 1}\n', "line 2 is not an event")]:
         log.write_text(text)
-        assert main(["live", "--game", "rinne", "--camera", "x.mp4", "--out", str(tmp_path),
+        assert main(["live", "--game", "rinne", "--camera", "pi", "--out", str(tmp_path),
                      "--resume"]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err
@@ -55,6 +55,7 @@ def test_a_missing_camera_is_one_line(tmp_path, capsys):
     assert main(["live", "--game", "rinne", "--camera", str(tmp_path / "none.mp4"), "--out",
                  str(tmp_path / "g")]) == 1
     assert "no such video file" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()  # no game logged: the same command may be run again
 
 
 def test_live_on_footage_without_a_board_tells_the_players(tmp_path):

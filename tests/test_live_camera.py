@@ -116,3 +116,4 @@ def test_footage_options_with_a_camera_are_one_line(tmp_path: Path, capsys):
                  str(tmp_path / "g")]) == 1
     err = capsys.readouterr().err
     assert err == "referee: camera pi: --start and --speed are for footage only\n"
+    assert not (tmp_path / "g").exists()
