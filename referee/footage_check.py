@@ -25,7 +25,9 @@ class Expected:
     @classmethod
     def from_sidecar(cls, path: str | Path, events: tuple[str, ...] = ()) -> Expected:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        plies = tuple(p["text"] for p in data["plies"] if p.get("kind", "move") == "move")
+        # A ply's first trip: a move, or one made without its promotion (turned after).
+        plies = tuple(p["text"] for p in data["plies"]
+                      if p.get("kind", "move") in ("move", "forgotten"))
         corners = tuple(tuple((round(x, 1), round(y, 1)) for x, y in f["corners"])
                         for f in data["frames"])
         covering = [f["index"] for f in data["frames"] if f["hand"] and f["occluded"]]

@@ -167,7 +167,13 @@ class Session:
         if stillness is not Stillness.READ:
             return []
         events = self._judge(frame_bgr, pose, frame_index, time_s)
-        self.stabiliser.mark_read()
+        named = self.reader.pose
+        if named is not None and not np.allclose(named.corners_array, pose.corners_array):
+            # The reading settled which corner is a1: later views are cut in that naming,
+            # so the stillness reference must be too.
+            self.stabiliser.mark_read(self.reader.view(frame_bgr, named))
+        else:
+            self.stabiliser.mark_read()
         for event in events:
             self.emit(event, frame_bgr)
         return events
