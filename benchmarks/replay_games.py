@@ -21,16 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from referee.errors import RefereeError
 from referee.events import EventKind
 from referee.footage_check import Expected, accepted_plies, moves_during_hands
 from referee.replay import replay_footage
-from referee.rules import find_game
 from referee.rules.core import Match
 from referee.synth import RenderOptions
-from referee.synth.footage import FootageOptions, render_footage
+from referee.synth.footage import FootageOptions, ended_match, render_footage
 
 FIRST_SEED = 700_000
 KINDS = (("rinne", "dice"), ("tensei", "dice"), ("rinne", "penta"), ("tensei", "penta"))
@@ -56,28 +53,12 @@ class Row:
                 f"{ok} | {self.plies_read} | {self.hand_moves} | {self.speed:.1f} |")
 
 
-def whole_game(game_name: str, seed: int, max_plies: int) -> Match[Any, Any] | None:
-    """A game played to its end: a winning move when there is one, else a random one."""
-    rng = np.random.default_rng([seed, 31])
-    match: Match[Any, Any] = Match(find_game(game_name))
-    while not match.is_over() and len(match.moves) < max_plies:
-        moves = match.legal_moves()
-        winning = []
-        for move in moves:
-            match.push(move)
-            if match.is_over() and match.outcome is not None and match.outcome.winner is not None:
-                winning.append(move)
-            match.pop()
-        match.push(winning[0] if winning else moves[int(rng.integers(len(moves)))])
-    return match if match.is_over() else None
-
-
 def planned(games: int, max_plies: int) -> list[tuple[int, str, str, Match[Any, Any]]]:
     plan: list[tuple[int, str, str, Match[Any, Any]]] = []
     seed = FIRST_SEED
     while len(plan) < games:
         game, pieces = KINDS[len(plan) % len(KINDS)]
-        match = whole_game(game, seed, max_plies)
+        match = ended_match(game, seed, max_plies)
         if match is not None and len(match.moves) >= 4:
             plan.append((seed, game, pieces, match))
         seed += 1

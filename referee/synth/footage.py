@@ -91,6 +91,26 @@ def random_match(spec: GameSpec, rng: np.random.Generator, plies: int) -> Match[
     return match
 
 
+def ended_match(game: str, seed: int, max_plies: int) -> Match[Any, Any] | None:
+    """A whole game from `seed`: each player makes a winning move when there is one, else a
+    random one; None if it has not ended after `max_plies` plies."""
+    rng = np.random.default_rng([seed, 31])
+    match: Match[Any, Any] = Match(rules_game(game_spec(game)))
+    while not match.is_over() and len(match.moves) < max_plies:
+        moves = match.legal_moves()
+        winning = [m for m in moves if _wins(match, m)]
+        match.push(winning[0] if winning else moves[int(rng.integers(len(moves)))])
+    return match if match.is_over() else None
+
+
+def _wins(match: Match[Any, Any], move: Any) -> bool:
+    mover = match.position.turn
+    match.push(move)
+    won = match.outcome is not None and match.outcome.winner == mover
+    match.pop()
+    return won
+
+
 def plan_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tuple[str, ...],
               rng: np.random.Generator) -> list[Act]:
     """The hand's trips for each ply of `match`, with the faults asked for."""
