@@ -9,10 +9,11 @@ needs `--resume` or another `--out`.
 A video file (or a folder of images) stands in for the camera as a camera would deliver
 it: at its own frame rate (`speed` times), from `start_s` seconds in. Resumed, footage
 carries on from where the log stops, as a camera would still be looking at the table, not
-from its first frame: from the moment the board became still before the last logged event
-(the referee reads a position once it has been still for the stabiliser's `settle_s`), so
-that the resumed referee finds the board on a still frame and sees the logged position
-settle as the first run did. A camera's times carry on from the last logged event's."""
+from its first frame: a little before the last logged event, so that the resumed referee has
+the time the first run had to see the logged position: a search for the board (at most one
+every `refind_every_s`) and the stabiliser's `settle_s`. Footage that shows an earlier
+position first is only waited through. A camera's times carry on from the last logged
+event's."""
 
 from __future__ import annotations
 
@@ -36,7 +37,6 @@ from referee.rules.core import Match
 from referee.rules.rinne import RinneRules
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,9 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
         check_camera_options(options)
     live = start_referee(options, print_line)
     referee, names = live.referee, live.referee.game.player_names
+    settings = live.reader.settings
     open_camera = open_camera or camera_opener(
-        options, live.resumed_at_s, rewind_s=live.reader.settings.stabiliser.settle_s)
+        options, live.resumed_at_s, rewind_s=settings.refind_every_s + settings.stabiliser.settle_s)
     own_signals = signals is None
     signals = signals or open_signals(options.pins, names=names)
     ticker = Ticker(signals) if own_signals else None
