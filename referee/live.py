@@ -86,8 +86,7 @@ def start_referee(options: LiveOptions, print_line: Callable[[str], None] = prin
 
 
 def check_camera_options(options: LiveOptions) -> None:
-    """Refuse what cannot work before a game is logged: footage options for a camera, or
-    footage that is not there."""
+    """Footage options for a camera, or footage that is not there: a `SourceError`."""
     if is_camera(options.camera):
         if options.start_s is not None or options.speed != 1.0:
             raise SourceError(f"camera {options.camera}: --start and --speed are for footage only")
@@ -113,16 +112,35 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
     """Referee until the footage ends (a camera never does); 0 then. A camera gone for
     longer than `camera_wait_s` raises `CameraLost`, with the log kept. `open_camera`,
     `clock` and `sleep` stand in for the camera and the time in tests."""
+    # What cannot work (footage options, the pin map, the pins) is refused before a game is
+    # logged, so that the same command may be run again once it is put right.
     if open_camera is None:
         check_camera_options(options)
-    live = start_referee(options, print_line)
-    referee, names = live.referee, live.referee.game.player_names
-    settings = live.reader.settings
-    open_camera = open_camera or camera_opener(
-        options, live.resumed_at_s, rewind_s=settings.refind_every_s + settings.stabiliser.settle_s)
     own_signals = signals is None
-    signals = signals or open_signals(options.pins, names=names)
+    if signals is None:
+        signals = open_signals(options.pins, names=camera_game(options.game).player_names)
     ticker = Ticker(signals) if own_signals else None
+    try:
+        live = start_referee(options, print_line)
+        settings = live.reader.settings
+        open_camera = open_camera or camera_opener(
+            options, live.resumed_at_s,
+            rewind_s=settings.refind_every_s + settings.stabiliser.settle_s)
+        referee_frames(live, options, signals, open_camera, print_line=print_line, clock=clock,
+                       sleep=sleep)
+    finally:
+        if ticker is not None:
+            ticker.close()
+        if own_signals:
+            signals.close()
+    return 0
+
+
+def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
+                   open_camera: Callable[[], FrameSource], *, print_line: Callable[[str], None],
+                   clock: Clock, sleep: Callable[[float], None]) -> None:
+    """The frame loop: every frame to the referee, every event to the log, then the players."""
+    referee = live.referee
 
     def announce(event: Event) -> None:
         print_line(event.line())
@@ -146,11 +164,6 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
         print_line(f"the footage ended: {len(referee.match.moves)} plies in {options.out}")
     finally:
         session.finish()
-        if ticker is not None:
-            ticker.close()
-        if own_signals:
-            signals.close()
-    return 0
 
 
 def _button(action: ButtonAction, session: Session, frame_index: int, time_s: float) -> None:

@@ -11,6 +11,8 @@ from referee.hardware.signals import TerminalSignals
 from referee.live import LiveOptions, run_live
 from tests.test_replay_cli import noise_video
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 def test_a_logged_game_is_never_overwritten(tmp_path, capsys):
     (tmp_path / "game.jsonl").write_text('{"format": "referee-log/1", "game": "rinne"}\n')
@@ -69,3 +71,14 @@ def test_live_on_footage_without_a_board_tells_the_players(tmp_path):
     assert "board unreadable" in (tmp_path / "signals.txt").read_text()
     logged = [json.loads(x) for x in Path(tmp_path / "game" / "game.jsonl").read_text().splitlines()]
     assert logged[0]["game"] == "rinne" and logged[-1]["kind"] == "NO_BOARD"
+
+
+def test_a_bad_pin_map_is_one_line_and_no_game_is_logged(tmp_path, capsys):
+    pins = tmp_path / "pins.toml"
+    pins.write_text((ROOT / "hardware" / "pins.toml").read_text().replace("second = 24", "second = 17"))
+    out = tmp_path / "game"
+    assert main(["live", "--game", "rinne", "--camera", "pi", "--pins", str(pins), "--out",
+                 str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"referee: {pins}: turn.second: GPIO17 is already used by leds.green\n"
+    assert not out.exists()  # put right, the same command starts the game
