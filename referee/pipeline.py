@@ -174,8 +174,7 @@ class Session:
             self.stabiliser.mark_read(self.reader.view(frame_bgr, named))
         else:
             self.stabiliser.mark_read()
-        for event in events:
-            self.emit(event, frame_bgr)
+        self.emit_all(events, frame_bgr)
         return events
 
     def _judge(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
@@ -235,13 +234,20 @@ class Session:
         return [event]
 
     def emit(self, event: Event, frame_bgr: np.ndarray | None) -> None:
+        self.emit_all([event], frame_bgr)
+
+    def emit_all(self, events: list[Event], frame_bgr: np.ndarray | None) -> None:
+        """Log the events of one reading together, then tell the listeners of each."""
+        if not events:
+            return
         if self.recorder is not None:
             pose = self.reader.pose
             keyframe = frame_bgr if frame_bgr is None or pose is None else board_region(
                 frame_bgr, pose)
-            self.recorder.write(event, self.referee.match, keyframe)
-        for listener in self.listeners:
-            listener(event)
+            self.recorder.write_all(events, self.referee.match, keyframe)
+        for event in events:
+            for listener in self.listeners:
+                listener(event)
 
     def finish(self) -> None:
         if self.recorder is not None:

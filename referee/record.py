@@ -77,14 +77,26 @@ class Recorder:
     def write(self, event: Event, match: Match[Any, Any], frame_bgr: np.ndarray | None = None
               ) -> None:
         """Log `event` durably; on a change of the game, also the record and a keyframe."""
-        self._append(event.to_json())
-        if event.kind in (EventKind.ACCEPTED, EventKind.TAKE_BACK, EventKind.STARTED):
+        self.write_all([event], match, frame_bgr)
+
+    def write_all(self, events: list[Event], match: Match[Any, Any],
+                  frame_bgr: np.ndarray | None = None) -> None:
+        """Log the events of one reading in one write and one fsync: two plies read at once
+        are both in the log or neither (a log holding only the first would ask the players,
+        after a crash, for a position the board never showed)."""
+        self._append(*(event.to_json() for event in events))
+        if any(e.kind in (EventKind.ACCEPTED, EventKind.TAKE_BACK, EventKind.STARTED)
+               for e in events):
             _write_atomically(self.record_path, format_record(match, self.headers))
-        if event.kind in (EventKind.ACCEPTED, EventKind.STARTED) and frame_bgr is not None:
-            path = self.keyframe_path(event.ply)
-            temporary = path.with_name(path.stem + ".tmp.jpg")  # a killed write leaves no half JPEG
-            if cv2.imwrite(str(temporary), frame_bgr, [cv2.IMWRITE_JPEG_QUALITY, 85]):
-                os.replace(temporary, path)
+        for event in events:
+            if event.kind in (EventKind.ACCEPTED, EventKind.STARTED) and frame_bgr is not None:
+                self._keyframe(event.ply, frame_bgr)
+
+    def _keyframe(self, ply: int, frame_bgr: np.ndarray) -> None:
+        path = self.keyframe_path(ply)
+        temporary = path.with_name(path.stem + ".tmp.jpg")  # a killed write leaves no half JPEG
+        if cv2.imwrite(str(temporary), frame_bgr, [cv2.IMWRITE_JPEG_QUALITY, 85]):
+            os.replace(temporary, path)
 
     def keyframe_path(self, ply: int) -> Path:
         return self.folder / "keyframes" / f"ply-{ply:03d}.jpg"
@@ -98,8 +110,8 @@ class Recorder:
     def close(self) -> None:
         self._log.close()
 
-    def _append(self, data: dict[str, Any]) -> None:
-        self._log.write(json.dumps(data, ensure_ascii=False) + "\n")
+    def _append(self, *lines: dict[str, Any]) -> None:
+        self._log.write("".join(json.dumps(data, ensure_ascii=False) + "\n" for data in lines))
         self._log.flush()
         os.fsync(self._log.fileno())
 

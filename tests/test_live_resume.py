@@ -10,13 +10,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from referee.events import Event, EventKind
 from referee.hardware.signals import TerminalSignals
 from referee.live import LiveOptions, run_live
 from referee.record import Recorder, load_log
-from referee.rules import find_game
+from referee.rules import Match, find_game
 from tests.footage_camera import (
     FOOTAGE,
     PLIES,
@@ -121,3 +123,23 @@ def test_a_log_line_cut_off_by_a_kill_is_dropped_before_the_game_goes_on(tmp_pat
     recorder = Recorder(tmp_path, game, {}, resume=True)
     recorder.close()
     assert log.read_bytes() == whole  # the next event starts a line of its own
+
+
+def test_two_plies_read_at_once_are_logged_together(tmp_path: Path, monkeypatch):
+    """The footage's third and fourth plies are read from one picture. Killed at the first
+    fsync after that reading, the log holds both or neither, never the third alone: resumed,
+    the referee would wait for a position (after the third) that the board never shows."""
+    game = find_game("rinne")
+    match: Match[Any, Any] = Match(game)
+    for move in MOVES[:4]:
+        match.push_text(move)
+    recorder = Recorder(tmp_path, game, {})
+    together = [Event(EventKind.ACCEPTED, 459, 15.3, ply, MOVES[ply - 1]) for ply in (3, 4)]
+
+    def killed(descriptor: int) -> None:
+        raise SystemExit("SIGKILL")
+
+    monkeypatch.setattr("referee.record.os.fsync", killed)
+    with pytest.raises(SystemExit):
+        recorder.write_all(together, match)
+    assert accepted_moves(tmp_path / "game.jsonl") == MOVES[2:4]
