@@ -1,7 +1,8 @@
-"""Resuming a live game at every point of the committed footage: a log cut after each of
-its events, as a kill or a power cut leaves it, then `referee live --resume` on the footage
-(which carries on from where the log stops). Does every resume end with the uninterrupted
-run's plies, none lost and none doubled?
+"""Resuming a live game at every point of the committed footage: a log cut after each
+reading's events (the events of one reading are written together, so a kill leaves all of
+them or none), then `referee live --resume` on the footage (which carries on from where the
+log stops). Does every resume end with the uninterrupted run's plies, none lost and none
+doubled?
 
 One uninterrupted run first (its log is cut for the others), then one resumed run per
 cut. Footage is read unpaced (speed 0: the same frames as paced, sooner).
@@ -46,7 +47,10 @@ def main(footage: Path) -> None:
     print("| log cut after | last event at | resumed run's first event | plies after resume | "
           "same plies | wall s |")
     print("| --- | ---: | --- | ---: | --- | ---: |")
-    for cut in range(2, len(lines) + 1):
+    readings = [json.loads(line) for line in lines[1:]]
+    cuts = [n + 2 for n, event in enumerate(readings)  # after the last event of each reading
+            if n + 1 == len(readings) or readings[n + 1]["frame_index"] != event["frame_index"]]
+    for cut in cuts:
         out = work / f"cut-{cut}"
         out.mkdir()
         (out / "game.jsonl").write_text("".join(lines[:cut]))

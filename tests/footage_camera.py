@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -98,7 +99,7 @@ def write_log(folder: Path, plies: int) -> Path:
     return log
 
 
-def logged_events(log: Path) -> list[dict[str, object]]:
+def logged_events(log: Path) -> list[dict[str, Any]]:
     """The complete event lines of a log (a line cut off by a kill is not one)."""
     text = log.read_text() if log.exists() else ""
     lines = text.split("\n")[:-1]  # the last piece has no newline: cut off, or empty

@@ -74,7 +74,7 @@ def test_a_game_killed_mid_game_resumes_to_the_uninterrupted_record(tmp_path: Pa
     after = logged_events(killed / "game.jsonl")[len(before):]
     # The resumed run saw the logged position first, where the footage was, not at frame 0.
     assert after[0]["kind"] == "STARTED" and after[0]["ply"] == len(logged)
-    assert float(after[0]["time_s"]) >= float(before[-1]["time_s"]) - 1.0  # type: ignore[arg-type]
+    assert float(after[0]["time_s"]) >= float(before[-1]["time_s"]) - 1.0
     assert [e["ply"] for e in after if e["kind"] == "ACCEPTED"] == list(
         range(len(logged) + 1, len(MOVES) + 1))
     assert f"resuming after {len(logged)} plies" in out
@@ -95,7 +95,7 @@ def test_a_resumed_game_waits_for_the_board_to_show_the_logged_position(tmp_path
     events = logged_events(tmp_path / "game.jsonl")[3:]
     assert [(e["kind"], e["detail"]) for e in events] == [
         ("SET_UP", "set up the logged position"), ("STARTED", "White to move")]
-    assert float(events[1]["time_s"]) > PLY_TIMES[1] - 0.5  # type: ignore[arg-type]
+    assert float(events[1]["time_s"]) > PLY_TIMES[1] - 0.5
     assert accepted_moves(tmp_path / "game.jsonl") == MOVES[:2]
     assert (tmp_path / "signals.txt").read_text().splitlines() == [
         "[amber] set up the board", "[turn] White to move"]
