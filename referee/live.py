@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.announce import cues_for
+from referee.calibrated import files_for, load_calibration
 from referee.errors import RecordError
 from referee.events import Event, EventKind
 from referee.hardware.button import ButtonAction
@@ -39,6 +40,8 @@ class LiveOptions:
     out: Path = Path("game")
     resume: bool = False
     model: str | None = None
+    calibration: str | None = None  # a camera file (default for pi: the Pi Camera Module 3's)
+    board: str | None = None  # a board profile from `referee calibrate board`
 
 
 def resumed_match(out: Path, game: RinneRules) -> Match[Any, Any]:
@@ -53,9 +56,12 @@ def resumed_match(out: Path, game: RinneRules) -> Match[Any, Any]:
 
 def start_referee(options: LiveOptions) -> tuple[Referee, Recorder, BoardReader]:
     game = camera_game(options.game)
+    calibration = load_calibration(files_for(options.camera, options.calibration, options.board),
+                                   game)
     # A new game where one is logged is refused by the recorder (made before anything runs).
     match = resumed_match(options.out, game) if options.resume else Match(game)
-    referee, reader = board_referee(game, options.pieces, model=options.model, match=match)
+    referee, reader = board_referee(game, options.pieces, model=options.model, match=match,
+                                    calibration=calibration)
     recorder = Recorder(options.out, game, {}, resume=options.resume)
     return referee, recorder, reader
 

@@ -2,9 +2,10 @@
 
 Undistorting a whole 1280x720 BGR frame costs 3.3-4.5 ms on one core here
 (benchmarks/undistort_speed.md), about 10-14 ms on a Pi 5: the whole tracking budget.
-So the pipeline should not undistort frames: it should undistort *points*
-(`undistort_points`) and fold the lens into the board warp (`warp_maps`): one remap from
-the raw frame straight to the top-down board, cheaper than `warpPerspective` alone."""
+So the pipeline undistorts only the region the board can be in while it is tracked
+(`Undistorter.region`, benchmarks/undistort_pipeline.md), and the whole frame only while
+it searches; a lens without distortion costs nothing. `warp_maps` folds the lens into a
+board warp instead: one remap from the raw frame straight to the top-down board."""
 
 from __future__ import annotations
 
@@ -40,6 +41,40 @@ class Undistorter:
         if self.map1 is None or self.map2 is None:
             return frame_bgr
         return cv2.remap(frame_bgr, self.map1, self.map2, cv2.INTER_LINEAR)
+
+    @property
+    def is_identity(self) -> bool:
+        """Frames pass through unchanged (the lens has no distortion)."""
+        return self.map1 is None
+
+    def region(self, frame_bgr: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+        """The undistorted frame inside `box` (x0, y0, x1, y1 in undistorted pixels), black
+        elsewhere: the same coordinates as `__call__`, for a fraction of the cost."""
+        if self.map1 is None or self.map2 is None:
+            return self(frame_bgr)
+        width, height = self.image_size
+        x0, y0 = max(0, box[0]), max(0, box[1])
+        x1, y1 = min(width, box[2]), min(height, box[3])
+        if (x1 - x0) * (y1 - y0) > 0.8 * width * height:  # not worth the copy
+            return self(frame_bgr)
+        frame_height, frame_width = frame_bgr.shape[:2]
+        if (frame_width, frame_height) != self.image_size:
+            return self(frame_bgr)  # raises the size error
+        out = np.zeros_like(frame_bgr)
+        if x1 > x0 and y1 > y0:
+            out[y0:y1, x0:x1] = cv2.remap(frame_bgr, self.map1[y0:y1, x0:x1],
+                                          self.map2[y0:y1, x0:x1], cv2.INTER_LINEAR)
+        return out
+
+    def distort_points(self, points_px: np.ndarray, calibration: CameraCalibration) -> np.ndarray:
+        """Points (N, 2) in the undistorted frame → where the lens shows them in the raw
+        frame (the inverse of `undistort_points`)."""
+        pts = np.asarray(points_px, np.float64).reshape(-1, 2)
+        rays = cv2.undistortPoints(pts.reshape(-1, 1, 2), self.camera_matrix, None)
+        rays3 = cv2.convertPointsToHomogeneous(np.asarray(rays).reshape(-1, 2))
+        out, _ = cv2.projectPoints(rays3.astype(np.float64), np.zeros(3), np.zeros(3),
+                                   calibration.K, calibration.dist)
+        return np.asarray(out, np.float64).reshape(-1, 2)
 
     def undistort_points(self, points_px: np.ndarray, calibration: CameraCalibration) -> np.ndarray:
         """Points (N, 2) in the distorted frame → the same points in the undistorted frame."""
