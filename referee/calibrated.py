@@ -103,6 +103,7 @@ class FrameLens:
         self.alpha = alpha
         self._size: tuple[int, int] | None = None
         self.camera: CameraCalibration | None = None  # at the frames' size
+        self.path: Path | None = calibration.camera_path  # the camera file used
         self.undistorter: Undistorter | None = None
 
     def at(self, width: int, height: int) -> Undistorter | None:
@@ -122,7 +123,7 @@ class FrameLens:
                 log.warning("no Pi Camera Module 3 defaults for %dx%d frames in %s: the crops "
                             "estimate the focal length", width, height, CALIBRATION_DIR)
                 return None
-            camera = load_camera(path)
+            camera, self.path = load_camera(path), path
         if camera is None or camera.image_size == (width, height):
             return camera
         where = self.calibration.camera_path or "the camera calibration"

@@ -141,7 +141,9 @@ def _add_calibrate(verb: Callable[[str, Handler, str], argparse.ArgumentParser])
     board.add_argument("--overlay", help="also write the frame with the grid found (.png)")
     board.add_argument("--pieces", default="dice")
     board.add_argument("--square-mm", type=float, help="the side of a square, if measured")
-    board.add_argument("--camera-file", help="the camera calibration this view was taken with")
+    board.add_argument("--camera-file", "--calibration", dest="camera_file", metavar="FILE",
+                       help="the camera file of this camera: frames are undistorted and the "
+                       "profile names it (default for pi: the Pi Camera Module 3 defaults)")
     check.set_defaults(handler=_calibrate_check)
     check.add_argument("files", nargs="+", metavar="FILE", help="a .yaml or .toml file")
 

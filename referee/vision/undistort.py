@@ -61,9 +61,9 @@ class Undistorter:
         if (frame_width, frame_height) != self.image_size:
             return self(frame_bgr)  # raises the size error
         out = np.zeros_like(frame_bgr)
-        if x1 > x0 and y1 > y0:
-            out[y0:y1, x0:x1] = cv2.remap(frame_bgr, self.map1[y0:y1, x0:x1],
-                                          self.map2[y0:y1, x0:x1], cv2.INTER_LINEAR)
+        if x1 > x0 and y1 > y0:  # written in place: no copy of the region
+            cv2.remap(frame_bgr, self.map1[y0:y1, x0:x1], self.map2[y0:y1, x0:x1],
+                      cv2.INTER_LINEAR, dst=out[y0:y1, x0:x1])
         return out
 
     def distort_points(self, points_px: np.ndarray, calibration: CameraCalibration) -> np.ndarray:
@@ -79,7 +79,10 @@ class Undistorter:
     def undistort_points(self, points_px: np.ndarray, calibration: CameraCalibration) -> np.ndarray:
         """Points (N, 2) in the distorted frame → the same points in the undistorted frame."""
         pts = np.asarray(points_px, np.float64).reshape(-1, 1, 2)
-        out = cv2.undistortPoints(pts, calibration.K, calibration.dist, P=self.camera_matrix)
+        # More iterations than undistortPoints' 5: a strong lens needs them near the corners.
+        criteria = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 100, 1e-10)
+        out = cv2.undistortPoints(pts, calibration.K, calibration.dist, None, None,
+                                  self.camera_matrix, criteria)
         return np.asarray(out).reshape(-1, 2)
 
 
