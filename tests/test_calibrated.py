@@ -303,5 +303,5 @@ def test_a_camera_file_of_another_aspect_is_one_line(tmp_path):
     save_camera(strong_lens(640, 480), camera)
     calibration = load_calibration(CalibrationFiles(camera=camera), RINNE)
     lens = FrameLens(calibration)
-    with pytest.raises(CalibrationError, match="four-three.yaml: cannot scale a 640x480"):
+    with pytest.raises(CalibrationError, match=r"four-three\.yaml: cannot scale a 640x480"):
         lens.at(1280, 720)
