@@ -26,7 +26,8 @@ from referee.cli import main
 from referee.errors import CalibrationError
 from referee.events import Event, EventKind
 from referee.footage_check import Expected, accepted_plies
-from referee.pipeline import BoardReader, board_referee
+from referee.hardware.sources import open_source
+from referee.pipeline import BoardReader, Session, board_referee
 from referee.replay import replay_footage
 from referee.rules.rinne import RINNE
 from referee.synth.truth import FrameTruth
@@ -305,3 +306,21 @@ def test_a_camera_file_of_another_aspect_is_one_line(tmp_path):
     lens = FrameLens(calibration)
     with pytest.raises(CalibrationError, match=r"four-three\.yaml: cannot scale a 640x480"):
         lens.at(1280, 720)
+
+
+def _sides_kept_at_start(video: Path, calibration: Calibration) -> tuple[int, ...]:
+    referee, reader = board_referee(RINNE, "dice", calibration=calibration)
+    session = Session(reader, referee)
+    with open_source(video) as source:
+        for frame in source:
+            events = session.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
+            if any(event.kind is EventKind.STARTED for event in events):
+                return session._other_sides
+    raise AssertionError("the game never started")
+
+
+def test_the_profiles_colours_settle_the_sides_at_set_up(profiled):
+    video, path = profiled
+    # Rinne's start looks the same from both sides: alone, the first move must decide.
+    assert _sides_kept_at_start(video, Calibration()) == (2,)
+    assert _sides_kept_at_start(video, Calibration(board=load_board(path))) == ()
