@@ -1,61 +1,144 @@
 """Whole rendered games refereed through the real pipeline: every ply read right, every
 result right, no move recorded while a hand was in view, and the replay speed.
 
-Each game is a random legal game from a seed (styles, boards, dice colours, light and camera
-drawn from it, seeds far from the training crops'), rendered as footage, then replayed.
+Each game is played to its end from a seed by a player who wins when a move wins and moves
+at random otherwise (games that would run past `--max-plies` are skipped, seed by seed, so
+the set is fixed); its look (board, dice or Penta-piece colours, light, camera) is drawn
+from the seed, far from the training crops' seeds. Games alternate Rinne and Tensei and,
+per pair, dice and Penta-pieces. Each game is rendered as footage, then replayed.
 
-Run: PYTHONPATH=. python benchmarks/replay_games.py [--games 20] [--plies 8] [--size 1280x720]"""
+Run: PYTHONPATH=. python benchmarks/replay_games.py [--games 20] [--jobs 2] [--size 1280x720]
+[--footage DIR] (keep the footage in DIR and reuse it: rendering is most of the time;
+`--render-only` fills DIR without replaying)
+"""
 
 from __future__ import annotations
 
 import argparse
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from referee.errors import RefereeError
+from referee.events import EventKind
 from referee.footage_check import Expected, accepted_plies, moves_during_hands
 from referee.replay import replay_footage
+from referee.rules.core import Match
 from referee.synth import RenderOptions
-from referee.synth.footage import FootageOptions, render_footage
+from referee.synth.footage import FootageOptions, ended_match, render_footage
 
-GAMES = ("rinne", "tensei")
 FIRST_SEED = 700_000
+KINDS = (("rinne", "dice"), ("tensei", "dice"), ("rinne", "penta"), ("tensei", "penta"))
+
+
+@dataclass(frozen=True)
+class Row:
+    seed: int
+    game: str
+    pieces: str
+    plies: int
+    result: str
+    read_right: bool
+    result_right: bool
+    plies_read: int
+    hand_moves: int
+    speed: float  # x real time
+    why: str = ""
+
+    def line(self) -> str:
+        ok = "yes" if self.read_right and self.result_right else f"NO {self.why}".strip()
+        return (f"| {self.seed} | {self.game} | {self.pieces} | {self.plies} | {self.result} | "
+                f"{ok} | {self.plies_read} | {self.hand_moves} | {self.speed:.1f} |")
+
+
+def planned(games: int, max_plies: int) -> list[tuple[int, str, str, Match[Any, Any]]]:
+    plan: list[tuple[int, str, str, Match[Any, Any]]] = []
+    seed = FIRST_SEED
+    while len(plan) < games:
+        game, pieces = KINDS[len(plan) % len(KINDS)]
+        match = ended_match(game, seed, max_plies)
+        if match is not None and len(match.moves) >= 4:
+            plan.append((seed, game, pieces, match))
+        seed += 1
+    return plan
+
+
+def rendered(seed: int, game: str, pieces: str, match: Match[Any, Any], size: str,
+             folder: str) -> Path:
+    width, height = (int(v) for v in size.split("x"))
+    video = Path(folder) / f"{game}-{pieces}-{seed}-{size}.mp4"
+    if not video.with_suffix(".json").exists():
+        render_footage(game, video, seed, match=match,
+                       options=RenderOptions(width=width, height=height, pieces=pieces),
+                       footage=FootageOptions())
+    return video
+
+
+def referee_one(seed: int, game: str, pieces: str, match: Match[Any, Any], size: str,
+                folder: str, replays: str) -> Row:
+    video = rendered(seed, game, pieces, match, size, folder)
+    expected = Expected.from_sidecar(video.with_suffix(".json"))
+    assert match.outcome is not None
+    result = match.outcome.result(match.game.player_names)
+    try:
+        replayed = replay_footage(video, game, pieces=pieces, out=Path(replays) / f"out-{seed}")
+    except RefereeError as error:
+        return Row(seed, game, pieces, len(expected.plies), result, False, False, 0, 0, 0.0,
+                   f"({error})")
+    read = accepted_plies(replayed.events)
+    over = [e for e in replayed.events if e.kind is EventKind.GAME_OVER]
+    said = replayed.match.outcome.result(match.game.player_names) if replayed.match.outcome else "*"
+    why = ""
+    if read != list(expected.plies):
+        first = next((i for i, (a, b) in enumerate(zip(read, expected.plies, strict=False))
+                      if a != b), min(len(read), len(expected.plies)))
+        why = f"(ply {first + 1}: read {read[first] if first < len(read) else 'nothing'})"
+    return Row(seed, game, pieces, len(expected.plies), result, read == list(expected.plies),
+               bool(over) and said == result, len(read),
+               len(moves_during_hands(replayed.events, expected)),
+               replayed.footage_s / replayed.seconds, why)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=20)
-    parser.add_argument("--plies", type=int, default=8)
+    parser.add_argument("--max-plies", type=int, default=16)
     parser.add_argument("--size", default="1280x720")
-    parser.add_argument("--pieces", default="dice")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--footage", help="keep the rendered footage here, and reuse it")
+    parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args()
-    width, height = (int(v) for v in args.size.split("x"))
-    print("| seed | game | plies | read right | plies read | hand moves | replay x real time |")
-    print("| ---: | --- | ---: | --- | ---: | ---: | ---: |")
-    right = 0
-    with tempfile.TemporaryDirectory() as folder:
-        for n in range(args.games):
-            seed, game = FIRST_SEED + n, GAMES[n % len(GAMES)]
-            video = Path(folder) / f"{game}-{seed}.mp4"
-            render_footage(game, video, seed,
-                           options=RenderOptions(width=width, height=height, pieces=args.pieces),
-                           footage=FootageOptions(plies=args.plies))
-            expected = Expected.from_sidecar(video.with_suffix(".json"))
-            try:
-                result = replay_footage(video, game, pieces=args.pieces,
-                                        out=Path(folder) / f"out-{seed}")
-            except RefereeError as error:
-                print(f"| {seed} | {game} | {len(expected.plies)} | NO ({error}) | 0 | - | - |",
-                      flush=True)
-                continue
-            read = accepted_plies(result.events)
-            ok = read == list(expected.plies)
-            right += ok
-            print(f"| {seed} | {game} | {len(expected.plies)} | {'yes' if ok else 'NO'} | "
-                  f"{len(read)} | "
-                  f"{len(moves_during_hands(result.events, expected))} | "
-                  f"{result.footage_s / result.seconds:.1f} |", flush=True)
-    print(f"\n{right} of {args.games} games read without an error")
+    plan = planned(args.games, args.max_plies)
+    with tempfile.TemporaryDirectory() as scratch:
+        footage = args.footage or scratch
+        Path(footage).mkdir(parents=True, exist_ok=True)
+        if args.render_only:
+            with ProcessPoolExecutor(args.jobs) as pool:
+                for video in pool.map(rendered, *zip(*plan, strict=True),
+                                      [args.size] * len(plan), [footage] * len(plan)):
+                    print(video, flush=True)
+            return
+        report(plan, args.size, footage, scratch, args.jobs)
+
+
+def report(plan: list[tuple[int, str, str, Match[Any, Any]]], size: str, footage: str,
+           replays: str, jobs: int) -> None:
+    print("| seed | game | pieces | plies | result | read right | plies read | hand moves "
+          "| replay x real time |")
+    print("| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: |", flush=True)
+    rows: list[Row] = []
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = [pool.submit(referee_one, seed, game, pieces, match, size, footage, replays)
+                   for seed, game, pieces, match in plan]
+        for future in futures:
+            rows.append(future.result())
+            print(rows[-1].line(), flush=True)
+    right = sum(r.read_right and r.result_right for r in rows)
+    plies = sum(r.plies for r in rows)
+    print(f"\n{right} of {len(rows)} games read without an error ({plies} plies); "
+          f"{sum(r.hand_moves for r in rows)} moves recorded while a hand was in view")
 
 
 if __name__ == "__main__":

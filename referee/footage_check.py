@@ -21,18 +21,23 @@ class Expected:
     hand_frames: tuple[tuple[int, int], ...]  # frame ranges with a hand over the board
     events: tuple[str, ...] = ()  # event kinds the footage must raise (faults)
     corners: tuple[tuple[tuple[float, float], ...], ...] = ()  # the grid's corners, per frame
+    pieces: str = "dice"
+    result: str = ""  # how the game ended (`White wins`), empty if it did not
 
     @classmethod
     def from_sidecar(cls, path: str | Path, events: tuple[str, ...] = ()) -> Expected:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        plies = tuple(p["text"] for p in data["plies"] if p.get("kind", "move") == "move")
+        # A ply's first trip: a move, or one made without its promotion (turned after).
+        plies = tuple(p["text"] for p in data["plies"]
+                      if p.get("kind", "move") in ("move", "forgotten"))
         corners = tuple(tuple((round(x, 1), round(y, 1)) for x, y in f["corners"])
                         for f in data["frames"])
         covering = [f["index"] for f in data["frames"] if f["hand"] and f["occluded"]]
         return cls(data["game"], plies, _ranges(covering), events, corners)
 
     def to_json(self) -> dict[str, Any]:
-        return {"game": self.game, "plies": list(self.plies),
+        return {"game": self.game, "pieces": self.pieces, "result": self.result,
+                "plies": list(self.plies),
                 "hand_frames": [list(r) for r in self.hand_frames], "events": list(self.events),
                 "corners": [[list(c) for c in frame] for frame in self.corners]}
 
@@ -43,7 +48,8 @@ class Expected:
                    tuple((int(a), int(b)) for a, b in data["hand_frames"]),
                    tuple(data.get("events", ())),
                    tuple(tuple((float(x), float(y)) for x, y in frame)
-                         for frame in data.get("corners", ())))
+                         for frame in data.get("corners", ())),
+                   data.get("pieces", "dice"), data.get("result", ""))
 
     def hand_in_view(self, frame: int) -> bool:
         return any(a <= frame <= b for a, b in self.hand_frames)

@@ -206,9 +206,15 @@ class Session:
         if stillness is not Stillness.READ:
             return []
         events = self._judge(seen, pose, frame_index, time_s)
-        self.stabiliser.mark_read()
+        named = self.reader.pose
+        if named is not None and not np.allclose(named.corners_array, pose.corners_array):
+            # The reading settled which corner is a1: later views are cut in that naming,
+            # so the stillness reference must be too.
+            self.stabiliser.mark_read(self.reader.view(seen, named))
+        else:
+            self.stabiliser.mark_read()
         for event in events:
-            self.emit(event, frame_bgr)  # the keyframe as the camera took it
+            self.emit(event, seen)  # (undistorted: the frame the pose belongs to)
         return events
 
     def _judge(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
@@ -274,13 +280,30 @@ class Session:
 
     def emit(self, event: Event, frame_bgr: np.ndarray | None) -> None:
         if self.recorder is not None:
-            self.recorder.write(event, self.referee.match, frame_bgr)
+            pose = self.reader.pose
+            keyframe = frame_bgr if frame_bgr is None or pose is None else board_region(
+                frame_bgr, pose)
+            self.recorder.write(event, self.referee.match, keyframe)
         for listener in self.listeners:
             listener(event)
 
     def finish(self) -> None:
         if self.recorder is not None:
             self.recorder.finish(self.referee.match)
+
+
+def board_region(frame_bgr: np.ndarray, pose: BoardPose, margin: float = 0.6) -> np.ndarray:
+    """The part of the frame that shows the board and `margin` squares around it (pieces
+    stand up from the far edge): what a keyframe needs, a fraction of the frame's bytes."""
+    height, width = frame_bgr.shape[:2]
+    corners = pose.corners_array
+    pad = margin * pose.square_size_px()
+    x0, y0 = np.floor(corners.min(axis=0) - pad).astype(int)
+    x1, y1 = np.ceil(corners.max(axis=0) + pad).astype(int)
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return frame_bgr
+    return frame_bgr[y0:y1, x0:x1]
 
 
 def _shift(a: BoardPose, b: BoardPose) -> float:

@@ -113,6 +113,9 @@ class Referee:
             events = self._accept(inference, reading)
             if self.phase is Phase.OVER:
                 return events
+            if inference.second_pending:  # the reply is on the board, its roll to come
+                move = self.game.move_text(self.match.position, inference.second)
+                return [*events, self._event(EventKind.ROLL_PENDING, reading, move=move)]
             second = Inference(Verdict.MOVE, inference.second, inference.margin)
             return events + self._accept(second, reading)
         if verdict is Verdict.INCOMPLETE:  # players take the captured piece off first

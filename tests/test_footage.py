@@ -21,8 +21,12 @@ def test_there_is_footage_to_replay():
 @pytest.mark.parametrize("video", CASES, ids=[c.stem for c in CASES])
 def test_footage_replays_to_its_expected_record(video: Path, tmp_path: Path):
     expected = Expected.load(video.with_suffix(".expected.json"))
-    result = replay_footage(video, expected.game, out=tmp_path)
+    result = replay_footage(video, expected.game, pieces=expected.pieces, out=tmp_path)
     assert accepted_plies(result.events) == list(expected.plies)
+    if expected.result:
+        outcome = result.match.outcome
+        assert outcome is not None
+        assert outcome.result(result.match.game.player_names) == expected.result
     assert moves_during_hands(result.events, expected) == []
     kinds = {event.kind.name for event in result.events}
     assert set(expected.events) <= kinds

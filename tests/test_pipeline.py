@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from referee.pipeline import crop_colors
+from referee.pipeline import board_region, crop_colors
 from referee.renders import DIE_HEIGHT, dice_squares, pose_of
 from referee.rules.rinne import RINNE
 from referee.synth import RenderOptions, render_frame
@@ -58,3 +58,13 @@ def test_rendered_squares_carry_their_true_labels():
         content = contents.get(name)
         expected = content.value if content is not None and content.kind == "die" else 0
         assert sample.label == expected
+
+
+def test_a_keyframe_keeps_the_board_and_little_else(start_frame):
+    image, truth = start_frame
+    pose = pose_of(truth)
+    region = board_region(image, pose)
+    height, width = region.shape[:2]
+    assert height * width < 0.8 * image.shape[0] * image.shape[1]
+    spans = pose.corners_array.max(axis=0) - pose.corners_array.min(axis=0)
+    assert width >= min(spans[0], image.shape[1]) and height >= min(spans[1], image.shape[0])

@@ -38,7 +38,9 @@ FloatArray = npt.NDArray[np.float64]
 class Step:
     """One thing a hand does during a trip: `move` a piece from `a` to `b` showing
     `content`; `take` the piece on `a` off the board; `turn` the piece on `a` to `content`;
-    `put` a piece showing `content` from beside the board onto `b` (setting up).
+    `put` a piece showing `content` from beside the board onto `b` (setting up); `hover`
+    the hand over `a` for `seconds`, touching nothing; `knock` the die on `a` over onto an
+    edge (a `turn` to its own face sets it right again).
 
     Flat things (tiles, monominoes, markers) change squares by `changes` (square, new
     content), the hand carrying what appears or goes on the squares `carry`: `lay` brings
@@ -51,6 +53,7 @@ class Step:
     content: SquareContent | None = None
     changes: tuple[tuple[str, SquareContent], ...] = ()
     carry: tuple[str, ...] = ()
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -258,6 +261,10 @@ class Director:
                 self._put(hand, step.b, step.content)
             elif step.action in ("lay", "lift", "shift"):
                 self._flat_step(hand, step, act.mover)
+            elif step.action == "hover":
+                self._hover(hand, step.a, step.seconds)
+            elif step.action == "knock":
+                self._knock(hand, step.a)
         self._path(hand, self._rest(act.mover), float(self.rng.uniform(0.5, 0.8)), arc=20,
                    pinch=(0.0, 0.0))
         self.marks.acts.append((act, first, len(self.frames) - 1))
@@ -303,6 +310,31 @@ class Director:
         self.poses[to] = placed
         self.contents[to] = carried.content
         self._path(hand, target + np.array([0, 0, new_height + 40]), 0.22, pinch=(1.0, 0.0))
+
+    def _hover(self, hand: Hand, square: str, seconds: float) -> None:
+        """The hand stays over `square` (a player thinking, pointing), never quite still:
+        a slow drift of a few millimetres and a faint tremor."""
+        self._path(hand, self._world(square, 70.0), float(self.rng.uniform(0.6, 0.9)), arc=25)
+        centre = hand.grip.copy()
+        phase = self.rng.uniform(0, 2 * math.pi, 3)
+        for i in range(max(1, round(seconds * self.fps))):
+            t = i / self.fps
+            drift = 4.0 * np.sin(2 * math.pi * t / np.array([3.1, 4.3, 5.7]) + phase)
+            hand.grip = centre + drift + self.rng.normal(0, 0.4, 3)
+            self.emit(self._hand_pose(hand))
+
+    def _knock(self, hand: Hand, square: str) -> None:
+        """The hand brushes the die on `square`: it tips over onto an edge and stays there,
+        its face no longer up (a die leaning on its neighbour, a die half rolled)."""
+        pose = self.poses[square]
+        height = piece_height(pose.content, self.scene.style)
+        self._path(hand, self._world(square, height + 30), float(self.rng.uniform(0.6, 0.9)),
+                   arc=30)
+        self._path(hand, self._world(square, height * 0.6), 0.2, pinch=(0.0, 0.3))
+        tilt = float(self.rng.choice([-1, 1]) * self.rng.uniform(0.55, 0.75))
+        shove = pose.offset[0] + float(self.rng.uniform(-3, 3))
+        self.poses[square] = replace(pose, tilt=tilt, offset=(shove, pose.offset[1]))
+        self._path(hand, self._world(square, height + 45), 0.25, pinch=(0.3, 0.0))
 
     def _put(self, hand: Hand, to: str, content: SquareContent) -> None:
         """Bring a piece in from beside the board and set it on `to` (setting up)."""

@@ -4,8 +4,12 @@ and a seed, with a JSON sidecar of the ground truth beside it (`game.mp4` → `g
 Faults for testing the referee: `drop` (frames missing from the file), `bump` (the board
 knocked aside), `light` (a lamp switched), `illegal` (a player makes an illegal move, then
 takes it back and plays the real one), `forgotten` (a player moves without promoting, then
-turns the piece to its new state). `illegal` and `forgotten` need pieces that move (not
-Renaissance); `forgotten` needs a ply that changes the piece's state (not Zensū).
+turns the piece to its new state), `linger` (a hand stays over the board for several
+seconds before a ply), `knocked` (a die is knocked over onto an edge, then set right),
+`takeback` (a player makes another legal move, lets it be accepted, takes it back and plays
+the real one). All but the first three need pieces that move (not Renaissance); `forgotten`
+needs a ply that changes the piece's state (not Zensū), `knocked` needs dice, `takeback` a
+game without dice rolls.
 
 Every game plays through its rules (`plan_acts`): the Rinne family and Zensū move pieces
 (`_piece_acts`), Renaissance lays and lifts flat things (`_flat_acts`)."""
@@ -44,7 +48,8 @@ from referee.synth.truth import (
 from referee.synth.video import VIDEO_SUFFIXES, Encoding, open_video
 
 log = logging.getLogger(__name__)
-FAULTS = ("drop", "bump", "light", "illegal", "forgotten")
+FAULTS = ("drop", "bump", "light", "illegal", "forgotten", "linger", "knocked", "takeback")
+MOVING_FAULTS = {"illegal", "forgotten", "linger", "knocked", "takeback"}
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,26 @@ def random_match(spec: GameSpec, rng: np.random.Generator, plies: int) -> Match[
     return match
 
 
+def ended_match(game: str, seed: int, max_plies: int) -> Match[Any, Any] | None:
+    """A whole game from `seed`: each player makes a winning move when there is one, else a
+    random one; None if it has not ended after `max_plies` plies."""
+    rng = np.random.default_rng([seed, 31])
+    match: Match[Any, Any] = Match(rules_game(game_spec(game)))
+    while not match.is_over() and len(match.moves) < max_plies:
+        moves = match.legal_moves()
+        winning = [m for m in moves if _wins(match, m)]
+        match.push(winning[0] if winning else moves[int(rng.integers(len(moves)))])
+    return match if match.is_over() else None
+
+
+def _wins(match: Match[Any, Any], move: Any) -> bool:
+    mover = match.position.turn
+    match.push(move)
+    won = match.outcome is not None and match.outcome.winner == mover
+    match.pop()
+    return won
+
+
 def plan_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tuple[str, ...],
               rng: np.random.Generator) -> list[Act]:
     """The hand's trips for each ply of `match`, with the faults asked for."""
@@ -120,14 +145,24 @@ def _piece_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tup
     forgotten_at = -1
     if "forgotten" in faults and promoting and not chance:
         forgotten_at = promoting[int(rng.integers(len(promoting)))]
+    linger_at = int(rng.integers(0, n)) if "linger" in faults and n else -1
+    knocked_at = int(rng.integers(0, n)) if "knocked" in faults and n else -1
+    takeback_at = int(rng.integers(0, n)) if "takeback" in faults and n else -1
     acts: list[Act] = []
     for index, text, mover, move, before, after in plies:
         if move.from_square < 0:  # a pass: nothing on the board changes
             continue
         a, b = names[move.from_square], names[move.to_square]
         new, old = after[b], before[a]
+        if index == linger_at:
+            acts.append(Act("a hand over the board", "linger", mover,
+                            (Step("hover", names[len(names) // 2],
+                                  seconds=float(rng.uniform(5.5, 7.0))),), index,
+                            f"before ply {index + 1}"))
         if index == illegal_at:
             acts += _illegal(game, match.positions[index], names, before, mover, index, rng)
+        if index == takeback_at:
+            acts += _taken_back(spec, match, index, pieces, names, rng)
         # Every piece but the mover's that is gone or replaced is captured (Rinne: on the
         # goal square moved to; Zensū: every opponent passed over or landed on).
         taken = [sq for sq in names if sq != a and before[sq].is_piece and after[sq] != before[sq]]
@@ -147,7 +182,54 @@ def _piece_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tup
         else:
             acts.append(Act(text, "move", mover, (*steps, Step("move", a, b, new)), index,
                             f"after ply {index + 1}"))
+        if index == knocked_at:
+            acts += _knocked(after, match, index, names, rng)
     return acts
+
+
+def _knocked(contents: Contents, match: Match[Any, Any], index: int, names: list[str],
+             rng: np.random.Generator) -> list[Act]:
+    """After ply `index`, the next player's hand knocks a die over (one the next ply leaves
+    alone), then sets it right."""
+    spared: set[str] = set()
+    if index + 1 < len(match.moves):
+        nxt = match.moves[index + 1]
+        spared = {names[nxt.from_square], names[nxt.to_square]}
+    dice = [sq for sq in names if contents[sq].kind == "die" and sq not in spared]
+    if not dice:
+        return []
+    square = dice[int(rng.integers(len(dice)))]
+    mover = 1 - int(match.positions[index].turn)
+    return [Act(f"knock {square}", "knock", mover, (Step("knock", square),), index,
+                f"die on {square} knocked over"),
+            Act(f"set {square} right", "right", mover,
+                (Step("turn", square, "", contents[square]),), index, f"after ply {index + 1}")]
+
+
+def _taken_back(spec: GameSpec, match: Match[Any, Any], index: int, pieces: str,
+                names: list[str], rng: np.random.Generator) -> list[Act]:
+    """Before ply `index`, its player makes another legal move that captures nothing, lets
+    it be accepted, then takes it back."""
+    game, position = match.game, match.positions[index]
+    before = contents_from_position(spec, position, pieces)
+    options = []
+    for move in game.legal_moves(position):
+        if move == match.moves[index] or move.from_square < 0:
+            continue
+        after = contents_from_position(spec, game.play(position, move), pieces)
+        changed = {sq for sq in names if after[sq] != before[sq]}
+        if changed == {names[move.from_square], names[move.to_square]}:
+            options.append((move, after))
+    if not options:
+        return []
+    move, after = options[int(rng.integers(len(options)))]
+    a, b = names[move.from_square], names[move.to_square]
+    mover = int(position.turn)
+    text = f"{index // 2 + 1}. {game.move_text(position, move)}"
+    return [Act(text, "trial", mover, (Step("move", a, b, after[b]),), index,
+                f"trial ply {index + 1}"),
+            Act(f"take back {b}-{a}", "takeback", mover, (Step("move", b, a, before[a]),), index,
+                f"before ply {index + 1}")]
 
 
 def _flat_acts(spec: GameSpec, match: Match[Any, Any], pieces: str) -> list[Act]:
@@ -275,7 +357,7 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
     if path.suffix.lower() not in VIDEO_SUFFIXES:
         raise RenderError(f"{path}: footage must be .mp4 or .avi")
     spec = game_spec(game)
-    moving = {"illegal", "forgotten"} & set(footage.faults)
+    moving = MOVING_FAULTS & set(footage.faults)
     if spec.family == "renaissance" and moving:
         raise RenderError(f"fault {sorted(moving)[0]!r} needs pieces that move; "
                           f"{spec.name} has none")
@@ -284,6 +366,7 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
     if match is None:
         match = random_match(spec, rng, footage.plies)
     pieces = scene.style.pieces
+    _check_faults(footage.faults, spec, match, pieces)
     contents: Contents = contents_from_position(spec, match.positions[0], pieces)
     setup = setup_acts(contents) if footage.setup else []
     empty = {name: BLOCKED if c.kind == "blocked" else EMPTY for name, c in contents.items()}
@@ -316,6 +399,14 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
     except OSError as error:
         raise OutputError(f"{sidecar}: cannot be written ({error.strerror})") from None
     return truth
+
+
+def _check_faults(faults: tuple[str, ...], spec: GameSpec, match: Match[Any, Any],
+                  pieces: str) -> None:
+    if "knocked" in faults and pieces != "dice":
+        raise RenderError(f"fault 'knocked' needs dice; this {spec.name} is played with {pieces}")
+    if "takeback" in faults and getattr(match.game, "chance", False):
+        raise RenderError(f"fault 'takeback' needs a game without dice rolls, not {spec.name}")
 
 
 def _direct(director: Director, acts: list[Act], footage: FootageOptions,

@@ -40,7 +40,7 @@ class PiecePose:
     yaw: float
     orientation: FloatArray
     lifted: tuple[float, float, float] | None = None
-    tilt: float = 0.0
+    tilt: float = 0.0  # radians about the piece's x axis: carried, or a die knocked over
 
     def carried(self, at: tuple[float, float, float], yaw: float, tilt: float) -> PiecePose:
         return replace(self, lifted=at, yaw=yaw, tilt=tilt)
@@ -127,8 +127,10 @@ def piece_placed(pose: PiecePose, style: Style, layout: BoardLayout,
     if pose.lifted is not None:
         rotation = rot_z(pose.yaw) @ rot_x(pose.tilt) @ pose.orientation
         return Placed(mesh, rotation, np.array(pose.lifted) + lift, base_z=0.0)
+    if pose.tilt:  # knocked over, resting on an edge: its centre rises
+        lift = lift * (math.cos(pose.tilt) + math.sin(abs(pose.tilt)))
     centre = layout.centre(pose.square) + np.array([*pose.offset, 0.0]) + lift
-    rotation = rotation_b @ rot_z(pose.yaw) @ pose.orientation
+    rotation = rotation_b @ rot_z(pose.yaw) @ rot_x(pose.tilt) @ pose.orientation
     return Placed(mesh, rotation, rotation_b @ centre + shift_b)
 
 

@@ -64,6 +64,7 @@ class Inference:
     move: Move | None = None
     margin: float = 0.0  # log-likelihood lead over the runner-up
     second: Move | None = None  # with TWO_MOVES: the reply that followed `move`
+    second_pending: bool = False  # Tensei: the reply's die still shows 6, its roll to come
     squares: tuple[int, ...] = ()  # squares that are unsure or changed illegally
 
 
@@ -152,26 +153,34 @@ class MoveInferer:
                    ) -> Inference | None:
         """Two plies in a row that explain the board clearly, or None. Only legal pairs are
         tried, and the pair must beat every other pair by the usual margin."""
-        game = self.game
+        game, pending_label = self.game, self.piece_set.pending_label
         scored = []
         for first in game.legal_moves(position):
             middle = game.play(position, first)
             if game.outcome(middle, 1) is not None:
                 continue
+            rolling: set[tuple[int, int]] = set()
             for second in game.legal_moves(middle):
-                candidate = _Candidate(Verdict.TWO_MOVES, first,
-                                       *self.appearance(game.play(middle, second)))
-                scored.append((score(candidate), first, second))
+                after = game.play(middle, second)
+                scored.append((score(_Candidate(Verdict.TWO_MOVES, first,
+                                                *self.appearance(after))), first, second, False))
+                hop = (second.from_square, second.to_square)
+                if game.chance and pending_label is not None and hop not in rolling:
+                    rolling.add(hop)  # every roll of the reply looks the same: a 6
+                    shown = {second.to_square: pending_label}
+                    scored.append((score(_Candidate(Verdict.TWO_MOVES, first, *self.appearance(
+                        after, shown))), first, second, True))
         if not scored:
             return None
         scored.sort(key=lambda t: -t[0])
-        best_score, first, second = scored[0]
+        best_score, first, second, pending = scored[0]
         runner_up = scored[1][0] if len(scored) > 1 else -np.inf
         if free - best_score > self.settings.max_disagreement:
             return None
         if best_score - runner_up < self.settings.min_margin:
             return None
-        return Inference(Verdict.TWO_MOVES, first, best_score - runner_up, second=second)
+        return Inference(Verdict.TWO_MOVES, first, best_score - runner_up, second=second,
+                         second_pending=pending)
 
     def _candidates(self, position: Position, previous: Position | None) -> Iterator[_Candidate]:
         game, pieces = self.game, self.piece_set

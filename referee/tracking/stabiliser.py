@@ -73,8 +73,11 @@ class Stabiliser:
             return Stillness.OCCLUDED
         return Stillness.READ
 
-    def mark_read(self) -> None:
-        """The caller has read the board as it is now: later frames are compared with it."""
+    def mark_read(self, board_gray: np.ndarray | None = None) -> None:
+        """The caller has read the board as it is now: later frames are compared with it
+        (or with `board_gray`, the same moment seen in another naming of the corners)."""
+        if board_gray is not None:
+            self._previous = cell_means(board_gray, self.columns, self.rows)
         self._reference = self._previous
 
     def forget_reading(self) -> None:

@@ -95,6 +95,46 @@ def test_faults_are_recorded(tmp_path: Path) -> None:
     assert 0 < truth.faults["light"]["frame"] < len(truth.frames)
 
 
+def test_hand_knock_and_take_back_faults_are_played(tmp_path: Path) -> None:
+    match = _record("Game: Rinne\n\n1. King e2 - e3 = Knight\n1. King e5 - d5 = Knight\n")
+    out = tmp_path / "k.avi"
+    truth = render_footage("rinne", out, 9, match=match,
+                           options=RenderOptions(width=192, height=144, pieces="dice"),
+                           footage=FootageOptions(fps=8, faults=("linger", "knocked",
+                                                                 "takeback")))
+    kinds = [p.kind for p in truth.plies]
+    assert {"linger", "knock", "right", "trial", "takeback"} <= set(kinds)
+    assert kinds.count("move") == 2
+    linger = next(p for p in truth.plies if p.kind == "linger")
+    assert (linger.end_frame - linger.start_frame) / 8 > 5.5  # seconds over the board
+    assert all(truth.frames[i].hand for i in range(linger.start_frame + 8, linger.end_frame - 8))
+    # The trial move is accepted on the board, then taken back: the steady moment after
+    # the take-back shows the position before it again.
+    trial = kinds.index("trial")
+    notes = [s.note for s in truth.steady]
+    shown = {s.note: s.contents() for s in truth.steady}
+    assert notes.index(f"trial ply {truth.plies[trial].index + 1}") < len(notes)
+    ply = truth.plies[trial].index
+    before = "start" if ply == 0 else f"after ply {ply}"
+    assert shown[f"before ply {ply + 1}"] == shown[before]
+    knocked = next(s for s in truth.steady if "knocked over" in s.note)
+    square = knocked.note.split()[2]
+    assert knocked.contents()[square].kind == "die"
+
+
+def test_faults_need_the_pieces_they_act_on(tmp_path: Path) -> None:
+    with pytest.raises(RenderError, match="'knocked' needs dice"):
+        render_footage("rinne", tmp_path / "x.avi", 1,
+                       options=RenderOptions(width=192, height=144, pieces="penta"),
+                       footage=FootageOptions(fps=8, plies=2, faults=("knocked",)))
+    with pytest.raises(RenderError, match="'takeback' needs a game without dice rolls"):
+        render_footage("tensei", tmp_path / "x.avi", 1, options=TINY,
+                       footage=FootageOptions(fps=8, plies=2, faults=("takeback",)))
+    with pytest.raises(RenderError, match="needs pieces that move"):
+        render_footage("renaissance", tmp_path / "x.avi", 1, options=TINY,
+                       footage=FootageOptions(fps=8, plies=2, faults=("linger",)))
+
+
 def test_footage_of_the_same_seed_is_identical(tmp_path: Path) -> None:
     a = render_footage("flipflop-3x3", tmp_path / "a.avi", 3, options=TINY,
                        footage=FootageOptions(fps=6, plies=1))

@@ -111,6 +111,24 @@ def test_a_ply_that_went_by_unread_is_recovered_with_its_reply(rinne):
     assert (result.verdict, result.move, result.second) == (Verdict.TWO_MOVES, first, reply)
 
 
+def test_a_tensei_ply_read_with_the_next_ones_pending_roll():
+    tensei = MoveInferer(TENSEI, DICE, DICE_LABELS)
+    start = TENSEI.start()
+    colors = learn(tensei, start)
+    first = Move(sq("e2"), sq("e3"), State.ROOK)
+    middle = TENSEI.play(start, first)
+    reply = Move(sq("e5"), sq("d5"), State.KING)
+    shown = {sq("d5"): "6"}
+    result = tensei.infer(reading_of(tensei, TENSEI.play(middle, reply), shown=shown), start,
+                          colors)
+    assert (result.verdict, result.move, result.second_pending) == (Verdict.TWO_MOVES, first,
+                                                                    True)
+    assert (result.second.from_square, result.second.to_square) == (sq("e5"), sq("d5"))
+    rolled = tensei.infer(reading_of(tensei, TENSEI.play(middle, reply)), start, colors)
+    assert (rolled.verdict, rolled.second, rolled.second_pending) == (Verdict.TWO_MOVES, reply,
+                                                                      False)
+
+
 def test_two_moves_by_the_same_side_stay_illegal(rinne):
     start = RINNE.start()
     colors = learn(rinne, start)

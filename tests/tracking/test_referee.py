@@ -156,3 +156,19 @@ def test_two_plies_read_at_once_are_both_recorded_in_order():
     events = referee.on_reading(reading_of(referee.inferer, truth.positions[2]))
     assert kinds(events) == [EventKind.ACCEPTED, EventKind.ACCEPTED]
     assert referee.match.moves == truth.moves[:2]
+
+
+def test_a_tensei_ply_read_with_the_next_ones_pending_roll_waits_for_the_roll():
+    from referee.rules.rinne import TENSEI
+
+    referee = Referee(TENSEI, DICE, DICE_LABELS)
+    start = TENSEI.start()
+    first = Move(RINNE.geometry.parse_square("e2"), RINNE.geometry.parse_square("e3"), State.ROOK)
+    reply = Move(RINNE.geometry.parse_square("e5"), RINNE.geometry.parse_square("d5"), State.BISHOP)
+    both = TENSEI.play(TENSEI.play(start, first), reply)
+    referee.on_reading(reading_of(referee.inferer, start))
+    events = referee.on_reading(reading_of(referee.inferer, both, shown={reply.to_square: "6"}))
+    assert kinds(events) == [EventKind.ACCEPTED, EventKind.ROLL_PENDING]
+    assert referee.match.moves == [first]
+    events = referee.on_reading(reading_of(referee.inferer, both))
+    assert kinds(events) == [EventKind.ACCEPTED] and referee.match.moves == [first, reply]

@@ -1,0 +1,86 @@
+"""Render the committed test footage and its expected record: one recipe a file.
+
+Run from the repository root: `PYTHONPATH=. python tests/data/footage/make_footage.py [NAME...]`
+(about 3–5 minutes a file on one core). Each file is rendered once and committed; the test
+(`tests/test_footage.py`) replays it through the real pipeline and checks the record, the
+events the fault must raise, and that no move was recorded while a hand covered the board.
+`rinne-dice-31` was rendered by the first session (seed and options not kept) and has no
+recipe here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from referee.footage_check import Expected
+from referee.synth import RenderOptions
+from referee.synth.footage import FootageOptions, ended_match, render_footage
+
+HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    game: str
+    seed: int
+    plies: int
+    pieces: str = "dice"
+    faults: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()  # event kinds the referee must raise
+    whole: bool = False  # play the game to its end (`plies` is then the most it may take)
+
+
+RECIPES = (
+    Recipe("rinne-illegal", "rinne", 800001, 5, faults=("illegal",),
+           events=("ILLEGAL", "RESTORED")),
+    Recipe("rinne-forgotten", "rinne", 800002, 6, faults=("forgotten",), events=("PROMOTE",)),
+    Recipe("rinne-bump", "rinne", 800003, 5, faults=("bump",)),
+    Recipe("rinne-light", "rinne", 800004, 5, faults=("light",)),
+    Recipe("rinne-drop", "rinne", 800005, 5, faults=("drop",)),
+    Recipe("rinne-linger", "rinne", 800006, 4, faults=("linger",)),
+    Recipe("rinne-knocked", "rinne", 800007, 4, faults=("knocked",)),
+    Recipe("rinne-takeback", "rinne", 800008, 4, faults=("takeback",), events=("TAKE_BACK",)),
+    # Whole games to their end (Rinne with dice: the designer's game, examples/).
+    Recipe("tensei-dice-whole", "tensei", 810009, 10, whole=True,
+           events=("ROLL_PENDING", "GAME_OVER")),
+    Recipe("rinne-penta-whole", "rinne", 810010, 10, pieces="penta", whole=True,
+           events=("GAME_OVER",)),
+    Recipe("tensei-penta-whole", "tensei", 810012, 10, pieces="penta", whole=True,
+           events=("GAME_OVER",)),
+)
+
+
+def make(recipe: Recipe) -> None:
+    video = HERE / f"{recipe.name}.mp4"
+    match = ended_match(recipe.game, recipe.seed, recipe.plies) if recipe.whole else None
+    if recipe.whole and match is None:
+        raise SystemExit(f"{recipe.name}: the game did not end within {recipe.plies} plies")
+    render_footage(recipe.game, video, recipe.seed, match=match,
+                   options=RenderOptions(width=1280, height=720, pieces=recipe.pieces),
+                   footage=FootageOptions(plies=recipe.plies, faults=recipe.faults))
+    sidecar = video.with_suffix(".json")
+    result = ""
+    if match is not None and match.outcome is not None:
+        result = match.outcome.result(match.game.player_names)
+    expected = replace(Expected.from_sidecar(sidecar, recipe.events), pieces=recipe.pieces,
+                       result=result)
+    video.with_suffix(".expected.json").write_text(json.dumps(expected.to_json()) + "\n",
+                                                   encoding="utf-8")
+    sidecar.unlink()
+    print(f"{video.name}: {len(expected.plies)} plies, events {list(recipe.events)}")
+
+
+def main(names: list[str]) -> None:
+    unknown = set(names) - {r.name for r in RECIPES}
+    if unknown:
+        raise SystemExit(f"no recipe named {sorted(unknown)[0]}")
+    for recipe in RECIPES:
+        if not names or recipe.name in names:
+            make(recipe)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
