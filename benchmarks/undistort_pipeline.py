@@ -164,6 +164,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", type=Path, help="keep the renders here between runs")
     parser.add_argument("--costs-only", action="store_true", help="only the cost table")
+    parser.add_argument("--alpha", type=float, help="the undistorted view (make_undistorter's "
+                        "alpha, 0..1; default: the pipeline's, the camera's own matrix)")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     if args.cache is not None:
@@ -171,21 +173,21 @@ def main() -> None:
     print(f"OpenCV {cv2.__version__}, one thread; lens k1 {K1} k2 {K2}, {HFOV:g} deg across; "
           f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}\n")
     if not args.costs_only:
-        accuracy(args.seed, args.frames, args.cache)
+        accuracy(args.seed, args.frames, args.cache, args.alpha)
     frame, truth = rendered(args.seed, args.cache)
     print("\n| undistortion per 1280x720 BGR frame | ms, min / median |\n| --- | ---: |")
     for name, figure in costs(frame, truth):
         print(f"| {name} | {figure} |")
 
 
-def accuracy(first: int, count: int, cache: Path | None) -> None:
+def accuracy(first: int, count: int, cache: Path | None, alpha: float | None) -> None:
     print("| frame | tilt | corners, raw | corners, undistorted | crops, raw | crops, undistorted |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     rows: list[tuple[tuple[float, float] | None, tuple[float, float] | None]] = []
     for seed in range(first, first + count):
         frame, truth = rendered(seed, cache)
         raw = errors(frame, truth, None)
-        flat = errors(frame, truth, FrameLens(Calibration(camera_file(truth))))
+        flat = errors(frame, truth, FrameLens(Calibration(camera_file(truth)), alpha=alpha))
         rows.append((raw, flat))
         print(f"| {seed} | {_tilt(truth):.0f} | {_pct(raw, 0)} | {_pct(flat, 0)} | "
               f"{_sq(raw)} | {_sq(flat)} |", flush=True)

@@ -95,11 +95,12 @@ def _check_board(board: BoardProfile, path: Path | None, game: RinneRules) -> No
 class FrameLens:
     """The lens at the frames' size, made at the first frame (the Pi defaults depend on it)."""
 
-    def __init__(self, calibration: Calibration, *, alpha: float = 0.0) -> None:
+    def __init__(self, calibration: Calibration, *, alpha: float | None = None) -> None:
         self.calibration = calibration
-        # 0: the undistorted frame shows only what the camera saw, a slight zoom with no
-        # black border (whose curved edge and smaller scale cost the board finder: see
-        # benchmarks/undistort_pipeline.md); 1: all of it, black corners.
+        # None: the undistorted frame keeps the camera's own matrix, so the middle keeps its
+        # resolution for the crops (a barrel lens's rim is cut off, nothing is black); 0:
+        # only what the camera saw, zoomed out to keep more of it; 1: all of it, black
+        # corners, whose curved edge costs the board finder (benchmarks/undistort_pipeline.md).
         self.alpha = alpha
         self._size: tuple[int, int] | None = None
         self.camera: CameraCalibration | None = None  # at the frames' size

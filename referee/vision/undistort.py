@@ -9,6 +9,7 @@ board warp instead: one remap from the raw frame straight to the top-down board.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import cv2
@@ -107,14 +108,16 @@ def make_undistorter(
     calibration: CameraCalibration,
     image_size: tuple[int, int] | None = None,
     *,
-    alpha: float = 0.0,
+    alpha: float | None = 0.0,
 ) -> Undistorter:
     """Remap tables for `calibration` at `image_size` (default: the calibration's own).
 
     `alpha` = 0 keeps only pixels that exist in the photo (a slight zoom); 1 keeps every
-    photo pixel, with black corners. A calibration made at another size of the same aspect
-    is scaled first."""
-    if not 0.0 <= alpha <= 1.0:
+    photo pixel, with black corners; None keeps the calibration's own camera matrix, so the
+    middle of the frame keeps its scale (with barrel distortion, the photo's rim is lost and
+    no pixel is black). A calibration made at another size of the same aspect is scaled
+    first."""
+    if alpha is not None and not 0.0 <= alpha <= 1.0:
         raise CalibrationError(f"alpha must be between 0 and 1, not {alpha}")
     if image_size is not None and image_size != calibration.image_size:
         calibration = calibration.scaled_to(*image_size)
@@ -123,7 +126,10 @@ def make_undistorter(
         w, h = size
         return Undistorter(size, calibration.K, None, None, (0, 0, w, h))
     k, dist = calibration.K, calibration.dist
-    new_k, roi = cv2.getOptimalNewCameraMatrix(k, dist, size, alpha, size)
+    roi: tuple[int, int, int, int] | Sequence[int] = (0, 0, *size)
+    new_k = k
+    if alpha is not None:
+        new_k, roi = cv2.getOptimalNewCameraMatrix(k, dist, size, alpha, size)
     # CV_16SC2 tables: fixed-point coordinates, ~1.4x faster to remap than float maps.
     map1, map2 = cv2.initUndistortRectifyMap(k, dist, None, new_k, size, cv2.CV_16SC2)
     x, y, w, h = (int(v) for v in roi)
