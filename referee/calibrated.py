@@ -25,7 +25,6 @@ from referee.errors import CalibrationError
 from referee.rules.rinne import RinneRules
 from referee.tracking.reading import ColorModel, Reading
 from referee.vision.calibration_files import (
-    EDGES,
     BoardProfile,
     CameraCalibration,
     load_board,
@@ -198,8 +197,7 @@ def _a1_index(ring: np.ndarray, edge: str) -> int:
     """Which corner of the clockwise ring is a1: rank 1 is the ring's edge facing `edge`
     most, and a1 its end clockwise (the first player's left, seen from their side)."""
     direction = {"bottom": (0.0, 1.0), "right": (1.0, 0.0), "top": (0.0, -1.0),
-                 "left": (-1.0, 0.0)}[edge]
-    assert edge in EDGES
+                 "left": (-1.0, 0.0)}[edge]  # (the loader allows these only)
     centre = ring.mean(axis=0)
     facing = [float(np.dot((ring[i] + ring[(i + 1) % 4]) / 2 - centre, direction))
               for i in range(4)]
