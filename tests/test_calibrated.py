@@ -89,8 +89,9 @@ def test_with_the_camera_file_the_board_and_squares_land_where_the_truth_says(st
     assert flat is not None, "the board is found in the undistorted frame"
     corners, crops = flat
     # The lens bends the grid's lines by several pixels: undistorted, the corners lie within
-    # 1% of the diagonal and each square's crop within a tenth of a square of the truth.
-    assert corners < 0.01 and crops < 0.1, (corners, crops)
+    # 1% of the diagonal and the squares' crops within 0.06 squares of the truth (measured
+    # 0.46% and 0.033; on the raw frame 1.9% and 0.073).
+    assert corners < 0.01 and crops < 0.06, (corners, crops)
     assert raw is None or (corners < raw[0] and crops < raw[1]), (raw, flat)
 
 
