@@ -149,7 +149,7 @@ def _add_calibrate(verb: Callable[[str, Handler, str], argparse.ArgumentParser])
 
 
 def _no_subverb(args: argparse.Namespace) -> int:
-    raise RefereeError("calibrate needs one of: camera, pattern, check")
+    raise RefereeError("calibrate needs one of: camera, pattern, check, board")
 
 
 # ---- end of calibrate --------------------------------------------------------------------

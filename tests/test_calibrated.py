@@ -325,3 +325,21 @@ def test_the_profiles_colours_settle_the_sides_at_set_up(profiled):
     # Rinne's start looks the same from both sides: alone, the first move must decide.
     assert _sides_kept_at_start(video, Calibration()) == (2,)
     assert _sides_kept_at_start(video, Calibration(board=load_board(path))) == ()
+
+
+def test_render_refuses_a_lens_it_cannot_draw(tmp_path, capsys):
+    base = strong_lens()
+    cases = {
+        "more terms": ((*base.dist_coeffs, 0.01, 0.0, 0.0), "without skew; this camera has more"),
+        "folding": ((-0.9, 0.0, 0.0, 0.0, 0.0), "folds back inside the frame"),
+    }
+    for name, (dist, message) in cases.items():
+        camera = tmp_path / f"{name}.yaml"
+        save_camera(CameraCalibration(base.image_size, base.camera_matrix, dist, None, name),
+                    camera)
+        out = tmp_path / "frame.png"
+        assert main(["render", "--game", "rinne", "--calibration", str(camera), "--out",
+                     str(out)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+        assert not out.exists()
