@@ -16,6 +16,7 @@ from referee.rules.records import check_result, read_record, replay, result_text
 if TYPE_CHECKING:
     from referee.events import Event
     from referee.rules.core import Match
+    from referee.synth.camera import Lens
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -140,13 +141,15 @@ def _add_calibrate(verb: Callable[[str, Handler, str], argparse.ArgumentParser])
     board.add_argument("--overlay", help="also write the frame with the grid found (.png)")
     board.add_argument("--pieces", default="dice")
     board.add_argument("--square-mm", type=float, help="the side of a square, if measured")
-    board.add_argument("--camera-file", help="the camera calibration this view was taken with")
+    board.add_argument("--camera-file", "--calibration", dest="camera_file", metavar="FILE",
+                       help="the camera file of this camera: frames are undistorted and the "
+                       "profile names it (default for pi: the Pi Camera Module 3 defaults)")
     check.set_defaults(handler=_calibrate_check)
     check.add_argument("files", nargs="+", metavar="FILE", help="a .yaml or .toml file")
 
 
 def _no_subverb(args: argparse.Namespace) -> int:
-    raise RefereeError("calibrate needs one of: camera, pattern, check")
+    raise RefereeError("calibrate needs one of: camera, pattern, check, board")
 
 
 # ---- end of calibrate --------------------------------------------------------------------
@@ -192,7 +195,23 @@ def _hardware_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser]
 def _render(args: argparse.Namespace) -> int:
     from referee.synth.command import run
 
-    return run(args)
+    return run(args, lens=None if args.calibration is None else _render_lens(args.calibration))
+
+
+def _render_lens(path: str) -> Lens:
+    """A camera file as the renderer's lens (the renderer draws k1 k2 p1 p2 k3)."""
+    from referee.errors import CalibrationError
+    from referee.synth.camera import Lens
+    from referee.vision.calibration_files import load_camera
+
+    camera = load_camera(path)
+    (fx, skew, cx), (_, fy, cy), _ = camera.camera_matrix
+    dist = camera.dist_coeffs + (0.0,) * (5 - len(camera.dist_coeffs))
+    if any(dist[5:]) or skew:
+        raise CalibrationError(f"{path}: the renderer draws k1 k2 p1 p2 k3 without skew; "
+                               "this camera has more terms")
+    k1, k2, p1, p2, k3 = dist[:5]
+    return Lens(*camera.image_size, fx, fy, cx, cy, (k1, k2, p1, p2, k3))
 
 
 def _add_render(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
@@ -301,7 +320,8 @@ def _replay(args: argparse.Namespace) -> int:
 
     result = replay_footage(args.footage, args.game, pieces=args.pieces, out=args.out,
                             model=args.model, on_event=_print_event,
-                            progress=stderr_progress())
+                            progress=stderr_progress(), calibration=args.calibration,
+                            board=args.board)
     _summary(result)
     return 0
 
@@ -351,7 +371,8 @@ def _live(args: argparse.Namespace) -> int:
     from referee.live import LiveOptions, run_live
 
     return run_live(LiveOptions(args.game, args.camera, args.pins, args.pieces, Path(args.out),
-                                args.resume, args.model, start_s=args.start, speed=args.speed,
+                                args.resume, args.model, args.calibration, args.board,
+                                start_s=args.start, speed=args.speed,
                                 camera_wait_s=args.camera_wait))
 
 
@@ -362,6 +383,7 @@ def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
     replay.add_argument("--pieces", default="dice", help="dice (default) or penta")
     replay.add_argument("--out", help="folder for the log, record, keyframes and report")
     replay.add_argument("--model", help="a classifier other than models/<pieces>.onnx")
+    _calibration_arguments(replay, "the camera file of the footage's camera (undistorts it)")
     live = verb("live", _live, "referee a game from a live camera, with lights and buzzer")
     live.add_argument("--game", required=True, help="the game being played, e.g. rinne")
     live.add_argument("--camera", default="pi", help="pi, a device number, a video file or folder")
@@ -377,8 +399,16 @@ def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
                       help="footage: play at X times its frame rate (default 1; 0: unpaced)")
     live.add_argument("--camera-wait", type=float, default=60.0, metavar="S",
                       help="wait S seconds for a lost or missing camera (default 60), then exit 1")
+    _calibration_arguments(live, "the camera file (default for pi: calibration/"
+                           "pi-camera-module-3-<W>x<H>.yaml for the frame size)")
     demo = verb("demo", _demo, "replay the bundled footage of the designer's sample Rinne game")
     demo.add_argument("--out", help="folder for the log, record, keyframes and report")
+
+
+def _calibration_arguments(parser: argparse.ArgumentParser, camera_help: str) -> None:
+    parser.add_argument("--calibration", metavar="FILE", help=camera_help)
+    parser.add_argument("--board", metavar="PROFILE", help="a board profile from `referee "
+                        "calibrate board`: its pose (checked against the frame) and colours")
 
 
 def build_parser() -> argparse.ArgumentParser:

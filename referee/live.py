@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.announce import cues_for
+from referee.calibrated import files_for, load_calibration
 from referee.errors import RecordError, SourceError
 from referee.events import Event, EventKind
 from referee.hardware.button import ButtonAction
@@ -48,6 +49,8 @@ class LiveOptions:
     out: Path = Path("game")
     resume: bool = False
     model: str | None = None
+    calibration: str | None = None  # a camera file (default for pi: the Pi Camera Module 3's)
+    board: str | None = None  # a board profile from `referee calibrate board`
     start_s: float | None = None  # footage: where to begin (None: 0, or where the log stops)
     speed: float = 1.0  # footage: times its own frame rate; 0: as fast as it can be read
     camera_wait_s: float = 60.0  # how long a lost or missing camera is waited for
@@ -74,12 +77,15 @@ def logged_game(out: Path, game: RinneRules) -> GameLog | None:
 
 def start_referee(options: LiveOptions, print_line: Callable[[str], None] = print) -> LiveGame:
     game = camera_game(options.game)
+    calibration = load_calibration(files_for(options.camera, options.calibration, options.board),
+                                   game)
     logged = logged_game(options.out, game) if options.resume else None
     if options.resume and logged is None:
         print_line(f"no game logged in {options.out}: a new game")
     # A new game where one is logged is refused by the recorder (made before anything runs).
     match = match_from_log(logged) if logged is not None else Match(game)
-    referee, reader = board_referee(game, options.pieces, model=options.model, match=match)
+    referee, reader = board_referee(game, options.pieces, model=options.model, match=match,
+                                    calibration=calibration)
     recorder = Recorder(options.out, game, {}, resume=logged is not None)
     resumed_at = None if logged is None else logged.events[-1].time_s if logged.events else 0.0
     return LiveGame(referee, recorder, reader, resumed_at)

@@ -16,6 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from referee.calibrated import Calibration, FrameLens, profile_lab, profile_pose, side_by_colours
 from referee.errors import NoBoardError, RefereeError
 from referee.events import Event, EventKind
 from referee.record import Recorder
@@ -51,7 +52,8 @@ class BoardReader:
 
     def __init__(self, files: int, ranks: int, classifier: Classifier, *,
                  settings: PipelineSettings | None = None,
-                 vision: VisionSettings | None = None) -> None:
+                 vision: VisionSettings | None = None,
+                 calibration: Calibration | None = None) -> None:
         self.files, self.ranks = files, ranks
         self.classifier = classifier
         self.settings = settings or PipelineSettings()
@@ -63,11 +65,45 @@ class BoardReader:
         self.turns = 0
         self.moved = False  # the last search found the board elsewhere (a bump)
         self._last_search_s = -np.inf
+        # The calibration files: the lens, and the board profile's pose (a guess until the
+        # frame confirms it) and piece colours.
+        calibration = calibration or Calibration()
+        self.lens = FrameLens(calibration)
+        self.profile = calibration.board
+        self.piece_colours = None if self.profile is None else profile_lab(self.profile)
+        self._hint: BoardPose | None = None
+        self._confirmed = False
 
-    def locate(self, frame_bgr: np.ndarray, time_s: float) -> tuple[BoardPose | None, bool]:
+    def look(self, frame_bgr: np.ndarray, time_s: float
+             ) -> tuple[np.ndarray, BoardPose | None, bool]:
+        """`locate` on the frame undistorted where the lens is known: the frame to read (the
+        board's neighbourhood only while it is tracked), the pose, and whether it is confirmed."""
+        around = self._found if self._confirmed else None
+        seen = self.lens.undistort(frame_bgr, around)
+        whole = seen if around is None else None
+
+        def whole_frame() -> np.ndarray:  # a search looks at the whole frame
+            nonlocal whole
+            whole = self.lens.undistort(frame_bgr, None)
+            return whole
+
+        if self.profile is not None and self._found is None and self._hint is None:
+            self._hint = profile_pose(self.profile, self.lens)
+        pose, self._confirmed = self.locate(seen, time_s, whole_frame=whole_frame)
+        return (seen if whole is None else whole), pose, self._confirmed
+
+    def locate(self, frame_bgr: np.ndarray, time_s: float, *,
+               whole_frame: Callable[[], np.ndarray] | None = None
+               ) -> tuple[BoardPose | None, bool]:
         """The board's pose, and whether this frame confirmed it. Tracking fails whenever a
         hand covers the grid's lines, so the last pose stands (unconfirmed) until a search,
-        at most once every `refind_every_s` since it costs far more, finds the board again."""
+        at most once every `refind_every_s` since it costs far more, finds the board again.
+        A board profile's pose is tried first, and kept only if tracking confirms it."""
+        if self._found is None and self._hint is not None:
+            self._found = track(frame_bgr, self._hint, settings=self.vision.track)
+            if self._found is not None:
+                self._hint = None
+                return self.pose, True
         if self._found is not None:
             tracked = track(frame_bgr, self._found, settings=self.vision.track)
             if tracked is not None:
@@ -77,13 +113,15 @@ class BoardReader:
             return self.pose, False
         self._last_search_s = time_s
         try:
-            found = find_board(frame_bgr, self.files, self.ranks, settings=self.vision.localise)
+            searched = frame_bgr if whole_frame is None else whole_frame()
+            found = find_board(searched, self.files, self.ranks, settings=self.vision.localise)
         except NoBoardError:
             return self.pose, False
-        before = self.pose
+        before = self.pose if self.pose is not None else self._hint
         self._found = found
-        if before is not None:  # a1 stays the corner nearest where it was
-            self.moved = _shift(found, before) > 0.25
+        if before is not None:  # a1 stays the corner nearest where it was (or the profile put it)
+            self.moved = self._hint is None and _shift(found, before) > 0.25
+            self._hint = None
             self.turns = min(self.turn_options(), key=lambda k: float(np.linalg.norm(
                 found.rotated(k).corners_array[0] - before.corners_array[0])))
         return self.pose, True
@@ -109,7 +147,8 @@ class BoardReader:
              ) -> Reading:
         height, width = frame_bgr.shape[:2]
         quads = top_face_quads(pose, (width, height), height=self.settings.piece_height,
-                               default_focal=self.vision.crops.default_focal)
+                               default_focal=self.vision.crops.default_focal,
+                               camera_matrix=self.lens.camera_matrix)
         crops = crop_squares(frame_bgr, list(quads.astype(np.float32)), self.crop_spec)
         probabilities = self.classifier.predict(crops)
         return Reading(self.classifier.labels, probabilities.astype(np.float64),
@@ -154,7 +193,7 @@ class Session:
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
         # be where it was: a real move of it shows as motion, and a search soon finds it.
-        pose, _confirmed = self.reader.locate(frame_bgr, time_s)
+        seen, pose, _confirmed = self.reader.look(frame_bgr, time_s)
         if pose is None:
             return self._no_board(frame_index, time_s)
         self.board_seen = True
@@ -162,19 +201,19 @@ class Session:
         if self.reader.moved:  # bumped: the view changed, read the board afresh
             self.reader.moved = False
             self.stabiliser.forget_reading()
-        stillness = self.stabiliser.update(self.reader.view(frame_bgr, pose), time_s)
+        stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s)
         self.last_stillness = stillness
         if stillness is not Stillness.READ:
             return []
-        events = self._judge(frame_bgr, pose, frame_index, time_s)
+        events = self._judge(seen, pose, frame_index, time_s)
         named = self.reader.pose
         if named is not None and not np.allclose(named.corners_array, pose.corners_array):
             # The reading settled which corner is a1: later views are cut in that naming,
             # so the stillness reference must be too.
-            self.stabiliser.mark_read(self.reader.view(frame_bgr, named))
+            self.stabiliser.mark_read(self.reader.view(seen, named))
         else:
             self.stabiliser.mark_read()
-        self.emit_all(events, frame_bgr)
+        self.emit_all(events, seen)  # (undistorted: the frame the pose belongs to)
         return events
 
     def _judge(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
@@ -199,8 +238,13 @@ class Session:
         matching = [(k, r) for k, r in readings if self.referee.shows_setup(r)]
         if not matching:
             return self.referee.on_reading(readings[0][1])
+        decided = False
+        if reader.piece_colours is not None:  # the board profile's colours say whose side
+            _, owners = self.referee.inferer.appearance(self.referee.match.position)
+            known = {square: int(owner) for square, owner in enumerate(owners) if owner >= 0}
+            matching, decided = side_by_colours(matching, known, reader.piece_colours)
         reader.turns = matching[0][0]
-        self._other_sides = tuple(k for k, _ in matching[1:])
+        self._other_sides = () if decided else tuple(k for k, _ in matching[1:])
         return self.referee.on_reading(matching[0][1])
 
     def _first_move_decides_sides(self, frame_bgr: np.ndarray, reading: Reading) -> Reading:
@@ -285,14 +329,17 @@ def camera_game(name: str) -> RinneRules:
 
 def board_referee(game: RinneRules, pieces: str, *, model: str | None = None,
                   match: Match[Any, Any] | None = None,
-                  settings: PipelineSettings | None = None) -> tuple[Referee, BoardReader]:
+                  settings: PipelineSettings | None = None,
+                  calibration: Calibration | None = None) -> tuple[Referee, BoardReader]:
     """The referee and the board reader for `game` played with the piece set `pieces`,
-    reading with `model` or the piece set's own board model."""
+    reading with `model` or the piece set's own board model, through the camera and board
+    profile of `calibration` (see calibrated.py)."""
     if pieces not in PIECE_SETS:
         raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
     piece_set = PIECE_SETS[pieces]
     classifier = Classifier.load(model or piece_set.model)
     referee = Referee(game, piece_set, classifier.labels, match=match)
-    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings)
+    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings,
+                         calibration=calibration)
     return referee, reader
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from referee.calibrated import files_for, load_calibration
 from referee.errors import FootageError
 from referee.events import Event
 from referee.hardware.sources import open_source
@@ -35,11 +36,16 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
                    headers: dict[str, str] | None = None,
                    on_event: Callable[[Event, Match[Any, Any]], None] | None = None,
                    progress: TextIO | None = None,
-                   settings: PipelineSettings | None = None) -> ReplayResult:
+                   settings: PipelineSettings | None = None,
+                   calibration: str | Path | None = None,
+                   board: str | Path | None = None) -> ReplayResult:
     """Referee `footage`; the log, record, keyframes and report go to `out` (default: a
-    folder beside the footage). Whatever was read before a fault stays in the log."""
+    folder beside the footage). Whatever was read before a fault stays in the log.
+    `calibration`: the camera file of the footage; `board`: a board profile."""
     game = camera_game(game_name)
-    referee, reader = board_referee(game, pieces, model=model, settings=settings)
+    files = load_calibration(files_for(str(footage), calibration, board), game)
+    referee, reader = board_referee(game, pieces, model=model, settings=settings,
+                                    calibration=files)
     footage = Path(footage)
     out_dir = Path(out) if out is not None else footage.with_name(footage.stem + "-referee")
     events: list[Event] = []

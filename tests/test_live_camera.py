@@ -29,7 +29,8 @@ MOVES = [ply.split(". ", 1)[1] for ply in PLIES]
 def live_on(camera: ScriptedCamera, out: Path, cues: Path, clock: FakeClock, *,
             resume: bool = False, wait_s: float = 60.0) -> tuple[int, list[str]]:
     lines: list[str] = []
-    options = LiveOptions("rinne", camera="pi", out=out, resume=resume, camera_wait_s=wait_s)
+    # A USB camera (so no Pi lens is assumed for the footage), played by the script.
+    options = LiveOptions("rinne", camera="0", out=out, resume=resume, camera_wait_s=wait_s)
     with open(cues, "w") as stream:
         status = run_live(options, print_line=lines.append, signals=TerminalSignals(stream),
                           open_camera=camera, clock=clock, sleep=clock.sleep)

@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from referee.errors import RenderError
 from referee.synth.truth import CameraTruth
 
 FloatArray = npt.NDArray[np.float64]
@@ -97,6 +98,39 @@ def look_at(eye: FloatArray, target: FloatArray, up: FloatArray) -> tuple[FloatA
 
 
 @dataclass(frozen=True)
+class Lens:
+    """A real camera's intrinsics and distortion (from a camera calibration file), to render
+    what that camera would see instead of drawing a lens."""
+
+    width: int
+    height: int
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    dist: tuple[float, float, float, float, float]  # k1 k2 p1 p2 k3
+
+    def scaled_to(self, width: int, height: int) -> Lens:
+        """The same lens delivering `width` x `height` frames (the same aspect)."""
+        sx, sy = width / self.width, height / self.height
+        if abs(sx - sy) > 1e-3 * max(sx, sy):
+            raise RenderError(f"the camera file is for {self.width}x{self.height} frames: "
+                              f"{width}x{height} has another aspect")
+        return Lens(width, height, self.fx * sx, self.fy * sy, (self.cx + 0.5) * sx - 0.5,
+                    (self.cy + 0.5) * sy - 0.5, self.dist)
+
+    def folds_back(self) -> bool:
+        """Whether the distortion turns back on itself inside the frame (a polynomial fitted
+        to the middle of the field and extrapolated): no image could be drawn through it."""
+        k1, k2, _, _, k3 = self.dist
+        corner = max(math.hypot(x / self.fx, y / self.fy) for x in (self.cx, self.width - self.cx)
+                     for y in (self.cy, self.height - self.cy))
+        r = np.linspace(0.0, 1.05 * corner, 256)
+        radius = r * (1 + k1 * r**2 + k2 * r**4 + k3 * r**6)
+        return bool(np.any(np.diff(radius) <= 0))
+
+
+@dataclass(frozen=True)
 class CameraSpec:
     """The ranges a camera is drawn from."""
 
@@ -107,33 +141,22 @@ class CameraSpec:
     hfov: tuple[float, float] = (50.0, 72.0)  # horizontal field of view, degrees
     fill: tuple[float, float] = (0.6, 0.92)  # board extent / image extent, limiting side
     distortion: float = 1.0  # scale of the drawn lens distortion (0 = ideal pinhole)
+    lens: Lens | None = None  # a real camera's lens instead of a drawn one (then hfov,
+    # distortion and the size above are not used)
 
 
 def sample_camera(rng: np.random.Generator, spec: CameraSpec, extent: FloatArray) -> Camera:
     """A camera over a board whose outline (N x 3 points, mm) is `extent`: the board fills a
     drawn share of the frame, a little off-centre, and lies wholly inside it."""
-    w, h = spec.width, spec.height
-    hfov = math.radians(rng.uniform(*spec.hfov))
-    fx = (w / 2) / math.tan(hfov / 2)
-    fy = fx * rng.uniform(0.997, 1.003)
-    cx = (w - 1) / 2 + rng.uniform(-0.02, 0.02) * w
-    cy = (h - 1) / 2 + rng.uniform(-0.02, 0.02) * h
-    d = spec.distortion
-    k1 = rng.uniform(-0.22, 0.06) * d
-    k2 = rng.uniform(-0.05, 0.12) * d * abs(k1) * 4
-    p1, p2 = rng.uniform(-0.0015, 0.0015, 2) * d
-    k3 = 0.0
-    # A real lens maps radius monotonically over the whole frame: shrink any drawn
-    # distortion that would fold back (the inverse map would not exist).
-    r = np.linspace(0, 1.6 * math.hypot(w / 2 / fx, h / 2 / fy), 64)
-    while np.any(1 + 3 * k1 * r**2 + 5 * k2 * r**4 < 0.3):
-        k1, k2 = k1 * 0.7, k2 * 0.7
+    drawn = _drawn_lens(rng, spec)  # drawn always: a given lens keeps the seed's pose
+    lens = spec.lens or drawn
+    w, h = lens.width, lens.height
     tilt = math.radians(rng.uniform(*spec.tilt))
     azimuth = math.radians(rng.uniform(*spec.azimuth))
     fill = rng.uniform(*spec.fill)
     centre = extent.mean(axis=0)
     pan = rng.uniform(-1, 1, 2) * 0.06
-    base = Camera(w, h, fx, fy, cx, cy, (k1, k2, p1, p2, k3), (0, 0, 0), (0, 0, 0))
+    base = Camera(w, h, lens.fx, lens.fy, lens.cx, lens.cy, lens.dist, (0, 0, 0), (0, 0, 0))
     # Horizontal direction from the camera toward the board: "up" in the image.
     toward = np.array([math.cos(azimuth), math.sin(azimuth), 0.0])
     distance = 800.0
@@ -158,6 +181,27 @@ def sample_camera(rng: np.random.Generator, spec: CameraSpec, extent: FloatArray
         else:  # centred and still too big (distortion pushes corners out): shrink
             fill *= 0.97
     return camera
+
+
+def _drawn_lens(rng: np.random.Generator, spec: CameraSpec) -> Lens:
+    """A lens drawn from the spec's ranges."""
+    w, h = spec.width, spec.height
+    hfov = math.radians(rng.uniform(*spec.hfov))
+    fx = (w / 2) / math.tan(hfov / 2)
+    fy = fx * rng.uniform(0.997, 1.003)
+    cx = (w - 1) / 2 + rng.uniform(-0.02, 0.02) * w
+    cy = (h - 1) / 2 + rng.uniform(-0.02, 0.02) * h
+    d = spec.distortion
+    k1 = rng.uniform(-0.22, 0.06) * d
+    k2 = rng.uniform(-0.05, 0.12) * d * abs(k1) * 4
+    p1, p2 = rng.uniform(-0.0015, 0.0015, 2) * d
+    k3 = 0.0
+    # A real lens maps radius monotonically over the whole frame: shrink any drawn
+    # distortion that would fold back (the inverse map would not exist).
+    r = np.linspace(0, 1.6 * math.hypot(w / 2 / fx, h / 2 / fy), 64)
+    while np.any(1 + 3 * k1 * r**2 + 5 * k2 * r**4 < 0.3):
+        k1, k2 = k1 * 0.7, k2 * 0.7
+    return Lens(w, h, fx, fy, cx, cy, (k1, k2, p1, p2, k3))
 
 
 @lru_cache(maxsize=8)

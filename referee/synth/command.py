@@ -13,6 +13,7 @@ import cv2
 
 from referee.errors import OutputError, RenderError
 from referee.synth import render_frame
+from referee.synth.camera import Lens
 from referee.synth.footage import FAULTS, FootageOptions, render_footage
 from referee.synth.games import game_spec, known_games
 from referee.synth.scene import RenderOptions
@@ -29,7 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the same seed gives the same bytes")
     parser.add_argument("--out", required=True,
                         help="a .png/.jpg frame or .mp4/.avi footage; the truth goes to OUT.json")
-    parser.add_argument("--size", default="1280x720", help="WIDTHxHEIGHT (default 1280x720)")
+    parser.add_argument("--size", help="WIDTHxHEIGHT (default 1280x720, or the camera file's)")
+    parser.add_argument("--calibration", metavar="FILE",
+                        help="a camera file (referee calibrate camera): render through that "
+                        "camera's intrinsics and distortion instead of a drawn lens")
     parser.add_argument("--tilt", default="0-40",
                         help="camera angle from vertical, degrees: N or LO-HI (default 0-40)")
     parser.add_argument("--style", default="random", help=f"one of: {', '.join(STYLES)}")
@@ -82,11 +86,17 @@ def _match(path: str, game: str) -> tuple[Any, str]:
     return match, Path(path).read_text(encoding="utf-8")
 
 
-def run(args: argparse.Namespace) -> int:
-    width, height = _size(args.size)
+def run(args: argparse.Namespace, *, lens: Lens | None = None) -> int:
+    """`lens`: the camera file's lens (read by the caller: synth reads no calibration
+    files, see DESIGN.md's import rules)."""
+    if args.size is not None:
+        width, height = _size(args.size)
+    else:
+        width, height = (lens.width, lens.height) if lens is not None else (1280, 720)
     options = RenderOptions(width=width, height=height, tilt=_tilt(args.tilt), style=args.style,
                             pieces=args.pieces, effects=not args.clean,
-                            hands=1.0 if args.hand else 0.0)
+                            hands=1.0 if args.hand else 0.0,
+                            lens=None if lens is None else lens.scaled_to(width, height))
     options.validate()
     game_spec(args.game)  # an unknown game is refused before anything else
     out = Path(args.out)

@@ -39,8 +39,8 @@ class Step:
     """One thing a hand does during a trip: `move` a piece from `a` to `b` showing
     `content`; `take` the piece on `a` off the board; `turn` the piece on `a` to `content`;
     `put` a piece showing `content` from beside the board onto `b` (setting up); `hover`
-    the hand over `a` for `seconds`, touching nothing; `knock` the die on `a` over onto an
-    edge (a `turn` to its own face sets it right again).
+    the hand over `a` for `seconds`, touching nothing; `knock` the die on `a` over onto a
+    side (a `turn` to its old face sets it right again).
 
     Flat things (tiles, monominoes, markers) change squares by `changes` (square, new
     content), the hand carrying what appears or goes on the squares `carry`: `lay` brings
@@ -324,16 +324,20 @@ class Director:
             self.emit(self._hand_pose(hand))
 
     def _knock(self, hand: Hand, square: str) -> None:
-        """The hand brushes the die on `square`: it tips over onto an edge and stays there,
-        its face no longer up (a die leaning on its neighbour, a die half rolled)."""
+        """The hand brushes the die on `square`: it rolls onto a side, showing another face,
+        a little off its place."""
         pose = self.poses[square]
         height = piece_height(pose.content, self.scene.style)
         self._path(hand, self._world(square, height + 30), float(self.rng.uniform(0.6, 0.9)),
                    arc=30)
         self._path(hand, self._world(square, height * 0.6), 0.2, pinch=(0.0, 0.3))
-        tilt = float(self.rng.choice([-1, 1]) * self.rng.uniform(0.55, 0.75))
-        shove = pose.offset[0] + float(self.rng.uniform(-3, 3))
-        self.poses[square] = replace(pose, tilt=tilt, offset=(shove, pose.offset[1]))
+        value = pose.content.value
+        sides = [face for face in range(1, 7) if face not in (value, 7 - value)]
+        content = replace(pose.content, value=sides[int(self.rng.integers(len(sides)))])
+        shove = (pose.offset[0] + float(self.rng.uniform(-4, 4)),
+                 pose.offset[1] + float(self.rng.uniform(-4, 4)))
+        self.poses[square] = replace(with_face(pose, content, self.rng), offset=shove)
+        self.contents[square] = content
         self._path(hand, self._world(square, height + 45), 0.25, pinch=(0.3, 0.0))
 
     def _put(self, hand: Hand, to: str, content: SquareContent) -> None:

@@ -5,7 +5,7 @@ Faults for testing the referee: `drop` (frames missing from the file), `bump` (t
 knocked aside), `light` (a lamp switched), `illegal` (a player makes an illegal move, then
 takes it back and plays the real one), `forgotten` (a player moves without promoting, then
 turns the piece to its new state), `linger` (a hand stays over the board for several
-seconds before a ply), `knocked` (a die is knocked over onto an edge, then set right),
+seconds before a ply), `knocked` (a die is knocked over onto a side, then set right),
 `takeback` (a player makes another legal move, lets it be accepted, takes it back and plays
 the real one). All but the first three need pieces that move (not Renaissance); `forgotten`
 needs a ply that changes the piece's state (not Zensū), `knocked` needs dice, `takeback` a

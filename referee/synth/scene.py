@@ -18,7 +18,7 @@ import numpy.typing as npt
 from referee.errors import RenderError
 from referee.synth import textures as tx
 from referee.synth.board import BoardLayout, draw_board, sample_layout
-from referee.synth.camera import Camera, CameraSpec, Canvas, make_canvas, sample_camera
+from referee.synth.camera import Camera, CameraSpec, Canvas, Lens, make_canvas, sample_camera
 from referee.synth.clutter import draw_flat_clutter, spare_dice
 from referee.synth.games import GameSpec
 from referee.synth.hands import HandPose, draw_hand, shadow_polygons
@@ -52,6 +52,7 @@ class RenderOptions:
     clutter: bool = True
     shadows: bool = True
     hands: float = 0.0  # chance that a single frame shows a hand over the board
+    lens: Lens | None = None  # a real camera's lens at width x height (else one is drawn)
 
     def validate(self) -> None:
         if not (64 <= self.width <= 4096 and 64 <= self.height <= 4096):
@@ -65,6 +66,13 @@ class RenderOptions:
             raise RenderError(f"hands {self.hands} is a chance: it must lie within 0..1")
         if self.pieces not in (None, "dice", "penta"):
             raise RenderError(f"unknown pieces {self.pieces!r}; known: dice, penta")
+        if self.lens is not None:
+            if (self.lens.width, self.lens.height) != (self.width, self.height):
+                raise RenderError(f"the lens is for {self.lens.width}x{self.lens.height} "
+                                  f"frames, not {self.width}x{self.height}")
+            if self.lens.folds_back():
+                raise RenderError("the camera's distortion folds back inside the frame: "
+                                  "no picture can be drawn through it")
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,7 +109,7 @@ class Scene:
                                                  blocked=spec.blocked,
                                                  square_mm=layout.square_mm)
         cam_spec = CameraSpec(options.width, options.height, tilt=options.tilt,
-                              distortion=options.distortion)
+                              distortion=options.distortion, lens=options.lens)
         extent = np.concatenate([self.layout.outline(0.0), self.layout.outline(30.0)])
         self.camera: Camera = sample_camera(np.random.default_rng([seed, 3]), cam_spec, extent)
         self.canvas: Canvas = make_canvas(self.camera)

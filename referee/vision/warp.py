@@ -51,20 +51,24 @@ class CameraOverBoard:
 
 
 def camera_over_board(pose: BoardPose, image_size: tuple[int, int], *,
-                      default_focal: float = 1.0) -> CameraOverBoard:
-    """Recover the camera centre from the homography (principal point at the image centre;
-    the focal length from the rotation's orthogonality, or `default_focal` x the image
-    width when the view is too frontal to tell)."""
+                      default_focal: float = 1.0,
+                      camera_matrix: FloatArray | None = None) -> CameraOverBoard:
+    """Recover the camera centre from the homography. With the camera's intrinsics
+    (`camera_matrix` of the frame as given, i.e. undistorted) they are used as they are;
+    without, the principal point is taken at the image centre and the focal length from the
+    rotation's orthogonality, or `default_focal` x the image width when the view is too
+    frontal to tell."""
     width, height = image_size
-    shift = np.array([[1.0, 0, -(width - 1) / 2], [0, 1.0, -(height - 1) / 2], [0, 0, 1.0]])
+    if camera_matrix is not None:
+        k = np.asarray(camera_matrix, dtype=np.float64)
+        # Square pixels in board units: scale y to x's focal length, then centre.
+        shift = np.array([[1.0, 0, -k[0, 2]], [0, k[0, 0] / k[1, 1], -k[1, 2] * k[0, 0] / k[1, 1]],
+                          [0, 0, 1.0]])
+        focal = float(k[0, 0])
+    else:
+        shift = np.array([[1.0, 0, -(width - 1) / 2], [0, 1.0, -(height - 1) / 2], [0, 0, 1.0]])
+        focal = _focal_from_homography(shift @ pose.h, width, default_focal * width)
     m = shift @ pose.h
-    h1, h2 = m[:, 0], m[:, 1]
-    focal = default_focal * width
-    denom = h1[2] * h2[2]
-    if abs(denom) > 1e-12:
-        f2 = -(h1[0] * h2[0] + h1[1] * h2[1]) / denom
-        if f2 > 0 and 0.3 * width < np.sqrt(f2) < 5.0 * width:
-            focal = float(np.sqrt(f2))
     a = np.diag([1 / focal, 1 / focal, 1.0]) @ m
     scale = (np.linalg.norm(a[:, 0]) + np.linalg.norm(a[:, 1])) / 2
     r1, r2, t = a[:, 0] / scale, a[:, 1] / scale, a[:, 2] / scale
@@ -73,6 +77,18 @@ def camera_over_board(pose: BoardPose, image_size: tuple[int, int], *,
     rot = np.column_stack([r1, r2, np.cross(r1, r2)])
     centre = -rot.T @ t
     return CameraOverBoard((float(centre[0]), float(centre[1])), float(abs(centre[2])), focal)
+
+
+def _focal_from_homography(m: FloatArray, width: int, fallback: float) -> float:
+    """The focal length that makes the homography's first two columns orthogonal rotation
+    columns (principal point at the origin), where the view is tilted enough to tell."""
+    h1, h2 = m[:, 0], m[:, 1]
+    denom = h1[2] * h2[2]
+    if abs(denom) > 1e-12:
+        f2 = -(h1[0] * h2[0] + h1[1] * h2[1]) / denom
+        if f2 > 0 and 0.3 * width < np.sqrt(f2) < 5.0 * width:
+            return float(np.sqrt(f2))
+    return fallback
 
 
 def _square_frames(pose: BoardPose, camera: CameraOverBoard, height_ratio: float, pad: float,
@@ -149,12 +165,15 @@ def square_quads(pose: BoardPose, image_size: tuple[int, int], *, height_ratio: 
 
 
 def top_face_quads(pose: BoardPose, image_size: tuple[int, int], *, height: float,
-                   default_focal: float = 1.0) -> FloatArray:
+                   default_focal: float = 1.0,
+                   camera_matrix: FloatArray | None = None) -> FloatArray:
     """Each square (rules order) as it shows `height` squares above the board, where a
     piece's top face is: (squares, 4, 2) image points, far-left, far-right, near-right,
     near-left as the first player sees them. A crop there centres a die's top face as a photo
-    from straight above would, whatever the tilt."""
-    camera = camera_over_board(pose, image_size, default_focal=default_focal)
+    from straight above would, whatever the tilt. `camera_matrix`: the frame's intrinsics,
+    where known (see camera_over_board)."""
+    camera = camera_over_board(pose, image_size, default_focal=default_focal,
+                               camera_matrix=camera_matrix)
     foot = np.array(camera.foot)
     lift = camera.height / max(camera.height - height, 1e-3)
     rank, file = np.divmod(np.arange(pose.files * pose.ranks), pose.files)

@@ -119,7 +119,10 @@ def test_hand_knock_and_take_back_faults_are_played(tmp_path: Path) -> None:
     assert shown[f"before ply {ply + 1}"] == shown[before]
     knocked = next(s for s in truth.steady if "knocked over" in s.note)
     square = knocked.note.split()[2]
-    assert knocked.contents()[square].kind == "die"
+    upright = shown[f"after ply {truth.plies[kinds.index('knock')].index + 1}"][square]
+    fallen = knocked.contents()[square]
+    assert (fallen.kind, fallen.owner) == ("die", upright.owner)
+    assert fallen.value not in (upright.value, 7 - upright.value)  # rolled onto a side
 
 
 def test_faults_need_the_pieces_they_act_on(tmp_path: Path) -> None:

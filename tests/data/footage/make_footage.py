@@ -41,7 +41,8 @@ RECIPES = (
     Recipe("rinne-light", "rinne", 800004, 5, faults=("light",)),
     Recipe("rinne-drop", "rinne", 800005, 5, faults=("drop",)),
     Recipe("rinne-linger", "rinne", 800006, 4, faults=("linger",)),
-    Recipe("rinne-knocked", "rinne", 800007, 4, faults=("knocked",)),
+    Recipe("rinne-knocked", "rinne", 800007, 4, faults=("knocked",),
+           events=("ILLEGAL", "RESTORED")),
     Recipe("rinne-takeback", "rinne", 800008, 4, faults=("takeback",), events=("TAKE_BACK",)),
     # Whole games to their end (Rinne with dice: the designer's game, examples/).
     Recipe("tensei-dice-whole", "tensei", 810009, 10, whole=True,

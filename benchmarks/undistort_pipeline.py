@@ -1,0 +1,217 @@
+"""Undistortion in the referee's pipeline: what it costs per 1280x720 frame, and what it buys
+on renders through a strongly distorting lens.
+
+    PYTHONPATH=. python benchmarks/undistort_pipeline.py --frames 12 --cache /tmp/cal-bench
+
+Frames: Rinne's start position (dice) rendered by referee.synth through a lens of 70 degrees
+across with k1 = -0.32, k2 = 0.10 (strong barrel distortion; the renderer's own lenses draw
+k1 from -0.22 to 0.06), tilt 20-35 degrees, random looks. The camera file is the renderer's
+own truth (K and distortion), as `referee calibrate camera` would measure it.
+
+For each frame, without the file (the raw frame, as before) and with it (`FrameLens`:
+undistorted before the board finder; crops with the known intrinsics):
+
+- corner error: the largest distance of the found grid's corners from the true ones (mapped
+  back through the lens where undistorted), as a share of the grid's diagonal;
+- crop error: the mean distance of every square's crop corners (`top_face_quads`, as
+  `BoardReader.read` cuts them) from where the true camera shows that square at a die's
+  height, in squares.
+
+Cost: one core (`cv2.setNumThreads(1)`), the minimum and median CPU time of 200 runs (the
+machine is shared; `--costs-only` skips the accuracy part): the whole frame
+remapped, the board's neighbourhood only (what tracking frames pay: `Undistorter.region`
+around the found pose), and a camera without distortion (the Pi defaults: nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from referee.calibrated import BOX_MARGIN, Calibration, FrameLens, board_box
+from referee.errors import NoBoardError
+from referee.renders import DIE_HEIGHT
+from referee.rules.rinne import RINNE
+from referee.synth import RenderOptions, render_frame
+from referee.synth.camera import Lens
+from referee.synth.truth import FrameTruth
+from referee.vision.calibration_files import CameraCalibration
+from referee.vision.camera_defaults import pi_camera_module_3
+from referee.vision.localise import find_board
+from referee.vision.pose import BoardPose
+from referee.vision.warp import top_face_quads
+
+SIZE = (1280, 720)
+K1, K2, HFOV = -0.32, 0.10, 70.0
+
+
+def strong_lens() -> Lens:
+    w, h = SIZE
+    fx = (w / 2) / np.tan(np.radians(HFOV) / 2)
+    return Lens(w, h, fx, fx, (w - 1) / 2, (h - 1) / 2, (K1, K2, 0.0, 0.0, 0.0))
+
+
+def rendered(seed: int, cache: Path | None) -> tuple[np.ndarray, FrameTruth]:
+    path = None if cache is None else cache / f"strong-{seed}.pkl"
+    if path is not None and path.exists():
+        frame, truth = pickle.loads(path.read_bytes())
+        return frame, truth
+    options = RenderOptions(tilt=(20.0, 35.0), pieces="dice", lens=strong_lens())
+    frame, truth = render_frame("rinne", RINNE.start(), seed, options)
+    if path is not None:
+        path.write_bytes(pickle.dumps((frame, truth)))
+    return frame, truth
+
+
+def camera_file(truth: FrameTruth) -> CameraCalibration:
+    cam = truth.camera
+    k = tuple(tuple(float(v) for v in row) for row in cam.K)
+    return CameraCalibration((cam.width, cam.height), k, tuple(cam.dist), None, "render truth")
+
+
+def errors(frame: np.ndarray, truth: FrameTruth, lens: FrameLens | None
+           ) -> tuple[float, float] | None:
+    """(corner error / diagonal, median crop error in squares), or None: no board found."""
+    seen = frame if lens is None else lens.undistort(frame, None)
+    try:
+        pose = find_board(seen, truth.files, truth.ranks)
+    except NoBoardError:
+        return None
+    size = (frame.shape[1], frame.shape[0])
+    matrix = None if lens is None else lens.camera_matrix
+    to_raw: Callable[[np.ndarray], np.ndarray] = (lambda p: p) if lens is None else lens.to_raw
+    corners = np.array(truth.corners, np.float64)
+    diagonal = float(np.linalg.norm(corners[2] - corners[0]))
+    side = diagonal / np.hypot(truth.files, truth.ranks)
+    best: tuple[float, float] | None = None
+    for turned in pose.orientations():  # which side is White's is settled later
+        found = to_raw(turned.corners_array)
+        corner = float(np.linalg.norm(found - corners, axis=1).max()) / diagonal
+        crop = crop_error(turned, size, matrix, to_raw, truth) / side
+        if best is None or corner < best[0]:
+            best = (corner, crop)
+    return best
+
+
+def crop_error(pose: BoardPose, size: tuple[int, int], matrix: np.ndarray | None,
+               to_raw: Callable[[np.ndarray], np.ndarray], truth: FrameTruth) -> float:
+    """Mean distance (pixels) of the squares' crop corners from where the true camera shows
+    those corners at a die's height (the same sides of the crops: rules order, a1 first)."""
+    quads = top_face_quads(pose, size, height=DIE_HEIGHT, camera_matrix=matrix)
+    found = to_raw(quads.reshape(-1, 2))
+    return float(np.linalg.norm(found - true_tops(truth), axis=1).mean())
+
+
+def true_tops(truth: FrameTruth) -> np.ndarray:
+    """Each square's outline DIE_HEIGHT squares above the board, as the rendering camera
+    (with its lens) shows it: world millimetres, a1's corner at the origin."""
+    s, files, ranks = truth.square_mm, truth.files, truth.ranks
+    rank, file = np.divmod(np.arange(files * ranks), files)
+    offsets = np.array([[0, 1], [1, 1], [1, 0], [0, 0]], np.float64)  # as top_face_quads
+    corners = (np.stack([file, rank], axis=1)[:, None, :] + offsets[None]).reshape(-1, 2)
+    world = np.column_stack([corners * s, np.full(len(corners), DIE_HEIGHT * s)])
+    cam = truth.camera
+    image, _ = cv2.projectPoints(world, np.array(cam.rvec), np.array(cam.tvec),
+                                 np.array(cam.K), np.array(cam.dist))
+    return np.asarray(image, np.float64).reshape(-1, 2)
+
+
+def timed(fn: Callable[[], object], repeats: int = 200) -> str:
+    """'min / median' CPU time of this process in ms (the machine is shared: wall time would
+    measure the queue)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return f"{min(times) * 1000:.2f} / {statistics.median(times) * 1000:.2f}"
+
+
+def costs(frame: np.ndarray, truth: FrameTruth) -> list[tuple[str, str]]:
+    lens = FrameLens(Calibration(camera_file(truth)))
+    undistorter = lens.at(*SIZE)
+    assert undistorter is not None
+    pose = find_board(lens.undistort(frame, None), truth.files, truth.ranks)
+    box = board_box(pose, BOX_MARGIN)
+    assert box is not None
+    step = 32  # as Undistorter.region widens it
+    x0, y0 = max(box[0] // step * step, 0), max(box[1] // step * step, 0)
+    x1, y1 = min(-(-box[2] // step) * step, SIZE[0]), min(-(-box[3] // step) * step, SIZE[1])
+    share = (x1 - x0) * (y1 - y0) / (SIZE[0] * SIZE[1])
+    flat = FrameLens(Calibration(pi_camera_module_3(*SIZE)))
+    return [
+        ("make the maps (once per frame size)", timed(lambda: FrameLens(
+            Calibration(camera_file(truth))).at(*SIZE), repeats=20)),
+        ("whole frame (while searching)", timed(lambda: lens.undistort(frame, None))),
+        (f"board's neighbourhood, {share:.0%} of the frame (while tracking)",
+         timed(lambda: lens.undistort(frame, pose))),
+        ("camera without distortion (Pi defaults)", timed(lambda: flat.undistort(frame, pose))),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--frames", type=int, default=12)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache", type=Path, help="keep the renders here between runs")
+    parser.add_argument("--costs-only", action="store_true", help="only the cost table")
+    parser.add_argument("--alpha", type=float, help="the undistorted view (make_undistorter's "
+                        "alpha, 0..1; default: the pipeline's, the camera's own matrix)")
+    args = parser.parse_args()
+    cv2.setNumThreads(1)
+    if args.cache is not None:
+        args.cache.mkdir(parents=True, exist_ok=True)
+    print(f"OpenCV {cv2.__version__}, one thread; lens k1 {K1} k2 {K2}, {HFOV:g} deg across; "
+          f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}\n")
+    if not args.costs_only:
+        accuracy(args.seed, args.frames, args.cache, args.alpha)
+    frame, truth = rendered(args.seed, args.cache)
+    print("\n| undistortion per 1280x720 BGR frame | ms, min / median |\n| --- | ---: |")
+    for name, figure in costs(frame, truth):
+        print(f"| {name} | {figure} |")
+
+
+def accuracy(first: int, count: int, cache: Path | None, alpha: float | None) -> None:
+    print("| frame | tilt | corners, raw | corners, undistorted | crops, raw | crops, undistorted |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    rows: list[tuple[tuple[float, float] | None, tuple[float, float] | None]] = []
+    for seed in range(first, first + count):
+        frame, truth = rendered(seed, cache)
+        raw = errors(frame, truth, None)
+        flat = errors(frame, truth, FrameLens(Calibration(camera_file(truth)), alpha=alpha))
+        rows.append((raw, flat))
+        print(f"| {seed} | {_tilt(truth):.0f} | {_pct(raw, 0)} | {_pct(flat, 0)} | "
+              f"{_sq(raw)} | {_sq(flat)} |", flush=True)
+    for name, pick in (("raw", 0), ("undistorted", 1)):
+        found = [r[pick] for r in rows if r[pick] is not None]
+        corner = [f[0] for f in found]
+        crop = [f[1] for f in found]
+        print(f"\n{name}: board found in {len(found)}/{len(rows)}; corner error median "
+              f"{np.median(corner):.2%}, worst {max(corner):.2%}; crop error median "
+              f"{np.median(crop):.3f}, worst {max(crop):.3f} squares")
+
+
+def _tilt(truth: FrameTruth) -> float:
+    rotation, _ = cv2.Rodrigues(np.array(truth.camera.rvec, np.float64))
+    return float(np.degrees(np.arccos(abs(rotation[2, 2]))))
+
+
+def _pct(result: tuple[float, float] | None, index: int) -> str:
+    return "not found" if result is None else f"{result[index]:.2%}"
+
+
+def _sq(result: tuple[float, float] | None) -> str:
+    return "-" if result is None else f"{result[1]:.3f}"
+
+
+if __name__ == "__main__":
+    main()
