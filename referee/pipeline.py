@@ -189,6 +189,7 @@ class Session:
         self._told_no_board = False
         self.last_stillness: Stillness | None = None
         self._other_sides: tuple[int, ...] = ()  # other namings of the corners, as turns
+        self._first_arm: np.ndarray | None = None  # where the first arm after the start came in
 
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
@@ -203,6 +204,8 @@ class Session:
             self.stabiliser.forget_reading()
         stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s)
         self.last_stillness = stillness
+        if self._first_arm is None and self._other_sides and not self.referee.match.moves:
+            self._first_arm = self._arm_entry(pose)
         if stillness is not Stillness.READ:
             return []
         events = self._judge(seen, pose, frame_index, time_s)
@@ -244,27 +247,68 @@ class Session:
             known = {square: int(owner) for square, owner in enumerate(owners) if owner >= 0}
             matching, decided = side_by_colours(matching, known, reader.piece_colours)
         reader.turns = matching[0][0]
-        self._other_sides = () if decided else tuple(k for k, _ in matching[1:])
+        # Another side stays possible where the start looks the same from it, even if a
+        # square there was read less surely (its crops are cut turned).
+        others = tuple(k for k, r in readings
+                       if k != reader.turns and self.referee.shows_setup(r, clearly=False))
+        self._other_sides = () if decided else others
         return self.referee.on_reading(matching[0][1])
 
     def _first_move_decides_sides(self, frame_bgr: np.ndarray, reading: Reading) -> Reading:
         """Before the first move: if the board only makes sense seen from another side,
-        name the corners from that side (and the colours' owners swap with it)."""
+        name the corners from that side (and the colours' owners swap with it). One ply
+        decides: seen from the wrong side it is the second player moving first. Two plies
+        read at once look legal from both sides of a symmetric start; then the side the
+        first arm reached in from is taken for the first player's."""
         referee, reader = self.referee, self.reader
         if referee.inspect(reading).verdict in (Verdict.MOVE, Verdict.NO_CHANGE):
             return reading
         assert referee.colors is not None
+        others: dict[int, tuple[Reading, Verdict]] = {}
         for turns in self._other_sides:
             seen = reader.read(frame_bgr, reader.turned(turns), reading.frame_index,
                                reading.time_s)
             referee.colors = referee.colors.swapped()
-            if referee.inspect(seen).verdict is Verdict.MOVE:
-                log.info("the first move shows the first player sits on the other side")
-                reader.turns = turns
-                self._other_sides = ()
-                return seen
+            verdict = referee.inspect(seen).verdict
             referee.colors = referee.colors.swapped()
-        return reading
+            if verdict is Verdict.MOVE:
+                return self._name_from(turns, seen, decided=True)
+            others[turns] = (seen, verdict)
+        if self._first_arm is None:
+            return reading
+        turns = min((reader.turns, *others), key=self._arm_distance)
+        if turns == reader.turns:
+            return reading
+        seen, verdict = others[turns]
+        # Not read as two plies from the arm's side (a square unsure there): look from that
+        # side, but keep the others open, rather than take the pair the other side shows.
+        return self._name_from(turns, seen, decided=verdict is Verdict.TWO_MOVES)
+
+    def _name_from(self, turns: int, seen: Reading, *, decided: bool) -> Reading:
+        """Name the corners from another side from now on."""
+        assert self.referee.colors is not None
+        log.info("the first player sits on the other side")
+        self.referee.colors = self.referee.colors.swapped()
+        rest = (*self._other_sides, self.reader.turns)
+        self._other_sides = () if decided else tuple(k for k in rest if k != turns)
+        self.reader.turns = turns
+        return seen
+
+    def _arm_entry(self, pose: BoardPose) -> np.ndarray | None:
+        """The image point where an arm crosses the view's edge now, if one does."""
+        changes = self.stabiliser.edge_changes()
+        if changes.max() <= self.settings.stabiliser.change_threshold:
+            return None
+        files, ranks, m = pose.files, pose.ranks, self.settings.view_margin / 2
+        edges = ((files / 2, -m), (files / 2, ranks + m), (-m, ranks / 2), (files + m, ranks / 2))
+        return board_to_image(pose, edges[int(np.argmax(changes))])
+
+    def _arm_distance(self, turns: int) -> float:
+        """How far the first arm came in from the first player's edge, named by `turns`."""
+        pose = self.reader.turned(turns)
+        assert self._first_arm is not None
+        home = board_to_image(pose, (pose.files / 2, 0.0))
+        return float(np.linalg.norm(home - self._first_arm))
 
     def _no_board(self, frame_index: int, time_s: float) -> list[Event]:
         if self._lost_since is None:
@@ -296,6 +340,12 @@ class Session:
     def finish(self) -> None:
         if self.recorder is not None:
             self.recorder.finish(self.referee.match)
+
+
+def board_to_image(pose: BoardPose, point: tuple[float, float]) -> np.ndarray:
+    """A point on the board (in squares, a1's outer corner at 0, 0) in the image."""
+    mapped = cv2.perspectiveTransform(np.array([[point]], np.float64), pose.h)
+    return np.asarray(mapped[0, 0])
 
 
 def board_region(frame_bgr: np.ndarray, pose: BoardPose, margin: float = 0.6) -> np.ndarray:

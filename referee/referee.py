@@ -69,12 +69,13 @@ class Referee:
 
     # --- setup ----------------------------------------------------------------------------
 
-    def shows_setup(self, reading: Reading) -> bool:
-        """Whether the board shows the position to start from, every square clearly."""
+    def shows_setup(self, reading: Reading, *, clearly: bool = True) -> bool:
+        """Whether the board shows the position to start from (`clearly`: every square
+        read with confidence)."""
         expected, _ = self.inferer.appearance(self.match.position)
         seen = np.argmax(reading.probabilities, axis=1)
         confident = reading.confidence() >= self.inferer.settings.min_square_confidence
-        return bool(np.array_equal(seen, expected) and confident.all())
+        return bool(np.array_equal(seen, expected) and (confident.all() or not clearly))
 
     def _setup(self, reading: Reading) -> list[Event]:
         """Wait until the board shows the position to start from (the start, or the logged

@@ -73,6 +73,15 @@ class Stabiliser:
             return Stillness.OCCLUDED
         return Stillness.READ
 
+    def edge_changes(self) -> np.ndarray:
+        """How much the cells along each edge of the view differ from the last reading:
+        bottom, top, left, right (an arm reaching in crosses one of them)."""
+        if self._previous is None or self._reference is None:
+            return np.zeros(4)
+        changed = np.abs(self._previous - self._reference)
+        return np.array([changed[-1].mean(), changed[0].mean(), changed[:, 0].mean(),
+                         changed[:, -1].mean()])
+
     def mark_read(self, board_gray: np.ndarray | None = None) -> None:
         """The caller has read the board as it is now: later frames are compared with it
         (or with `board_gray`, the same moment seen in another naming of the corners)."""

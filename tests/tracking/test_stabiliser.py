@@ -75,3 +75,13 @@ def test_several_unread_moves_are_read_once_the_hands_are_gone():
     states = feed(stabiliser, [moved] * 30, 1.0)
     assert Stillness.OCCLUDED not in states and states.count(Stillness.READ) == 1
 
+
+
+def test_the_edge_an_arm_crosses_is_told():
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [board()] * 30, 0.0)
+    arm = board()
+    arm[140:, 60:80] = 200  # the bottom row of cells: the near side
+    stabiliser.update(arm, 1.5)
+    bottom, top, left, right = stabiliser.edge_changes()
+    assert bottom > 9 and max(top, left, right) < 1
