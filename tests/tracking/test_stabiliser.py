@@ -84,4 +84,4 @@ def test_the_edge_an_arm_crosses_is_told():
     arm[140:, 60:80] = 200  # the bottom row of cells: the near side
     stabiliser.update(arm, 1.5)
     bottom, top, left, right = stabiliser.edge_changes()
-    assert bottom > 9 and max(top, left, right) < 1
+    assert bottom > 9 and bottom > 3 * max(top, left, right)
