@@ -42,6 +42,7 @@ class Referee:
         self.phase = Phase.SETUP
         self.colors: ColorModel | None = None
         self._asked_to_set_up = False
+        self._unreadable = ""  # the squares of the last "unreadable", until anything else
 
     def on_reading(self, reading: Reading) -> list[Event]:
         """Judge one steady reading; returns the events it causes (often none)."""
@@ -49,7 +50,19 @@ class Referee:
             return []
         if self.phase is Phase.SETUP:
             return self._setup(reading)
-        return self._judge(self.inspect(reading), reading)
+        events = self._judge(self.inspect(reading), reading)
+        return self._once(events)
+
+    def _once(self, events: list[Event]) -> list[Event]:
+        """The same "unreadable" twice in a row is said once: the board is read again after
+        every stir, and the players have been told."""
+        if [e.kind for e in events] == [EventKind.UNREADABLE]:
+            if events[0].detail == self._unreadable:
+                return []
+            self._unreadable = events[0].detail
+        elif events:
+            self._unreadable = ""
+        return events
 
     def inspect(self, reading: Reading) -> Inference:
         """What the reading would mean now, without acting on it."""

@@ -54,6 +54,7 @@ class InferenceSettings:
 
     min_square_confidence: float = 0.55  # below this a square is unreadable
     max_disagreement: float = 6.0  # beyond this the board shows something no candidate explains
+    max_square_disagreement: float = 4.0  # ... or one square does (a die knocked to another face)
     min_margin: float = 3.0  # the best explanation must beat the runner-up by this much
     min_expected_probability: float = 0.2  # an unsure square must still favour what is expected
 
@@ -126,7 +127,7 @@ class MoveInferer:
         if unsure.any() and (free - best_score > self.settings.max_disagreement
                              or self._doubtful(reading, position, best, unsure)):
             return Inference(Verdict.UNREADABLE, squares=tuple(int(s) for s in np.flatnonzero(unsure)))
-        if free - best_score > self.settings.max_disagreement:
+        if self._contradicted(label_logp, best, free, best_score):
             pair = self._two_moves(position, score, free)
             if pair is not None:
                 return pair
@@ -137,6 +138,15 @@ class MoveInferer:
             return Inference(Verdict.UNREADABLE, margin=margin,
                              squares=self._changed(reading, position, colors))
         return Inference(best.verdict, best.move, margin)
+
+    def _contradicted(self, label_logp: np.ndarray, best: _Candidate, free: float,
+                      best_score: float) -> bool:
+        """Whether the board shows what the best explanation cannot: in all, or clearly on
+        one square."""
+        rows = np.arange(len(best.labels))
+        square = label_logp.max(axis=1) - label_logp[rows, best.labels]
+        return bool(free - best_score > self.settings.max_disagreement
+                    or square.max() > self.settings.max_square_disagreement)
 
     def _doubtful(self, reading: Reading, position: Position, best: _Candidate,
                   unsure: np.ndarray) -> bool:

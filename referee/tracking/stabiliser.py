@@ -3,11 +3,12 @@
 It looks at a small top-down grey image of the board (with a margin around the grid, where
 arms come in) cut into cells. While cells change between frames, hands or pieces are moving
 and nothing is read. Once the board has been still for `settle_s` seconds (time, not frames:
-the camera's frame rate varies) and looks different from the last reading, one reading is
-asked for. A hand over the board belongs to an arm, and an arm crosses the ring of cells
-around the grid: while a still frame differs from the last reading in that ring, a hand is
-resting in view, and the board is read only if it stays so for `occlusion_timeout_s` (so a
-piece put down beside the board does not hold the game up for long)."""
+the camera's frame rate varies) and looks different from the last reading, or anything
+moved since it, one reading is asked for. A hand over the board belongs to an arm, and an
+arm crosses the ring of cells around the grid: while a still frame differs from the last
+reading in that ring, a hand is resting in view, and the board is read only if it stays so
+for `occlusion_timeout_s` (so a piece put down beside the board does not hold the game up
+for long)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ class Stabiliser:
         self._previous: np.ndarray | None = None
         self._reference: np.ndarray | None = None  # the cells at the last reading
         self._still_since: float | None = None
+        self._stirred = False  # something moved since the last reading
 
     def update(self, board_gray: np.ndarray, time_s: float) -> Stillness:
         cells = cell_means(board_gray, self.columns, self.rows)
@@ -57,6 +59,7 @@ class Stabiliser:
         s = self.settings
         if previous is None or np.abs(cells - previous).max() > s.motion_threshold:
             self._still_since = None
+            self._stirred = previous is not None
             return Stillness.MOVING
         if self._still_since is None:
             self._still_since = time_s
@@ -67,7 +70,9 @@ class Stabiliser:
             return Stillness.READ
         changed = np.abs(cells - self._reference) > s.change_threshold
         if not changed.any():
-            return Stillness.STEADY
+            # A hand came and went: what it did may be too small for the cells (a die
+            # turned to another face), so the board is read once more.
+            return Stillness.READ if self._stirred else Stillness.STEADY
         ring = np.concatenate([changed[0], changed[-1], changed[1:-1, 0], changed[1:-1, -1]])
         if ring.any() and still_for < s.occlusion_timeout_s:
             return Stillness.OCCLUDED
@@ -88,6 +93,7 @@ class Stabiliser:
         if board_gray is not None:
             self._previous = cell_means(board_gray, self.columns, self.rows)
         self._reference = self._previous
+        self._stirred = False
 
     def forget_reading(self) -> None:
         """Read again at the next steady moment (after a re-found board, say)."""
