@@ -281,7 +281,8 @@ def _train(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from referee.vision.tasks import evaluate_pieces
 
-    print(evaluate_pieces(args.pieces, data=args.data, model=args.model, turns=args.turns))
+    print(evaluate_pieces(args.pieces, data=args.data, model=args.model, turns=args.turns,
+                          frames=args.frames))
     return 0
 
 
@@ -291,21 +292,26 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
         "../shared/data/real-dice-byler)"
     )
     classify = verb("classify", _classify, "classify single square images; one JSON line each")
-    classify.add_argument("--pieces", required=True, help="piece set: dice")
+    classify.add_argument("--pieces", required=True,
+                          help="piece set: dice, penta, zensu, tiles (or tiles-seam: seam crops)")
     classify.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
     classify.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
                           help="average over the image turned 1, 2 or 4 ways")
     classify.add_argument("files", nargs="+", metavar="FILE", help="images of one square each")
     train = verb("train", _train, "rebuild a classifier (needs the train extra)")
-    train.add_argument("--pieces", required=True, help="piece set: dice")
+    train.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")
     train.add_argument("--out", help="output folder (default: models/)")
-    train.add_argument("--data", help=data_help)
+    train.add_argument("--data", help=data_help + "; other sets: a folder of rendered crops "
+                       "(default: $REFEREE_RENDER_CROPS or /tmp/referee-crops, rendered if empty)")
     train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
     train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
     train.add_argument("--extra", action="append", metavar="DIR",
                        help="a folder of more labelled crops (labels.csv: file,label); repeatable")
-    evaluate = verb("eval", _eval, "print a classifier's accuracy tables on real photos")
-    evaluate.add_argument("--pieces", required=True, help="piece set: dice")
+    evaluate = verb("eval", _eval, "print a classifier's accuracy tables (dice: real photos; "
+                    "other sets: held-out renders)")
+    evaluate.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")
+    evaluate.add_argument("--frames", type=int, default=100,
+                          help="held-out frames to render (not dice; default 100)")
     evaluate.add_argument("--data", help=data_help)
     evaluate.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
     evaluate.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,

@@ -127,6 +127,13 @@ class BoardReader:
         return self.pose, True
 
     @property
+    def piece_height(self) -> float:
+        """Where the crops are cut: the model's own height if its card names one (it was
+        trained on crops cut there), else the settings' (a die's)."""
+        card_height = self.classifier.card.piece_height
+        return self.settings.piece_height if card_height is None else card_height
+
+    @property
     def pose(self) -> BoardPose | None:
         return None if self._found is None else self._found.rotated(self.turns)
 
@@ -146,7 +153,7 @@ class BoardReader:
     def read(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
              ) -> Reading:
         height, width = frame_bgr.shape[:2]
-        quads = top_face_quads(pose, (width, height), height=self.settings.piece_height,
+        quads = top_face_quads(pose, (width, height), height=self.piece_height,
                                default_focal=self.vision.crops.default_focal,
                                camera_matrix=self.lens.camera_matrix)
         crops = crop_squares(frame_bgr, list(quads.astype(np.float32)), self.crop_spec)

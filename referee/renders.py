@@ -4,14 +4,21 @@ time (`top_face_quads` + the model's crop spec), so training and use see the sam
 
 from __future__ import annotations
 
+import csv
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from referee.synth import RenderOptions, SquareContent, render_frame
-from referee.synth.truth import FrameTruth
+from referee.synth.games import game_spec, renaissance_position, square_names
+from referee.synth.truth import Contents, FrameTruth
+from referee.vision.crops import CropSpec, ImageBGR, crop_squares
 from referee.vision.datasets import DICE_LABELS, Sample
 from referee.vision.pose import BoardPose
 from referee.vision.warp import top_face_quads
@@ -80,33 +87,238 @@ def dice_samples(seeds: range, *, hands: float = 0.3) -> Iterator[Sample]:
         yield from dice_squares(seed, hands=hands).samples
 
 
-def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: float = 0.3) -> int:
+
+
+# --- Penta-pieces, Zensū pieces, Renaissance tiles ------------------------------------------
+
+PENTA_LABELS: tuple[str, ...] = ("empty", "king", "knight", "bishop", "rook", "queen")
+ZENSU_LABELS: tuple[str, ...] = ("empty", "1", "2")
+MARKER_SUFFIXES = ("", "+gold", "+silver")
+TILES_LABELS: tuple[str, ...] = ("blocked", *(
+    f"{cover}{marker}" for cover in ("empty", "tile", "monomino") for marker in MARKER_SUFFIXES))
+SEAM_LABELS: tuple[str, ...] = ("apart", "joined")  # joined: both squares under one polyomino
+# Styles (board materials) used for training; "mat" boards are kept for measuring only.
+TRAIN_STYLES = ("paper", "card", "wood")
+HELD_OUT_STYLE = "mat"
+HELD_OUT_FIRST_SEED = 900_000  # training uses seeds below this
+
+
+@dataclass(frozen=True)
+class RenderSet:
+    """How one piece set's labelled squares come out of random renders: the games it is
+    played in, what stands on the squares, how a square's truth becomes a label, and the
+    height (in squares) of the pieces' top faces, where the crops are cut."""
+
+    name: str
+    labels: tuple[str, ...]
+    games: tuple[str, ...]
+    height: float
+    pieces: str | None = None  # RenderOptions.pieces (Rinne family only)
+
+    def label(self, content: SquareContent) -> int:
+        return self.labels.index(square_label(self.name, content))
+
+
+# Top-face heights: Penta-pieces 5-10 mm, Zensū blocks 8-14 mm, tiles 4 mm (+2.5 mm for a
+# marker) on squares of 32-48 mm.
+RENDER_SETS: dict[str, RenderSet] = {
+    "penta": RenderSet("penta", PENTA_LABELS,
+                       ("rinne", "rinne-5x5", "flipflop-3x3", "flipflop-5x5"), 0.2, "penta"),
+    "zensu": RenderSet("zensu", ZENSU_LABELS, ("zensu",), 0.28),
+    "tiles": RenderSet("tiles", TILES_LABELS, ("renaissance",), 0.1),
+}
+SEAM_MODEL = "tiles-seam"  # the second tiles model: crops straddling inner grid lines
+
+
+def square_label(pieces: str, content: SquareContent) -> str:
+    """The class name a square's truth has for `pieces`' classifier."""
+    if pieces == "penta":
+        return PENTA_LABELS[content.value] if content.kind == "penta" else "empty"
+    if pieces == "zensu":
+        return str(content.value) if content.kind == "zensu" else "empty"
+    if content.kind == "blocked":
+        return "blocked"
+    return content.kind + ("" if content.marker is None else f"+{content.marker}")
+
+
+def random_contents(pieces: str, game: str, rng: np.random.Generator) -> Contents:
+    """Random square contents of `pieces` on `game`'s board: pieces of both players on about
+    40% of the squares in any state; Renaissance: a phase-1 board with some tiles and
+    monominoes cleared (phase 2 shows empty squares) and markers anywhere uncovered or not."""
+    spec = game_spec(game)
+    names = square_names(spec.files, spec.ranks)
+    if pieces == "tiles":
+        return random_renaissance(game, rng)
+    kind, values = ("penta", 5) if pieces == "penta" else ("zensu", 2)
+    return {name: SquareContent(kind, int(rng.integers(0, 2)), int(rng.integers(1, values + 1)))
+            for name in names if rng.random() < 0.4}
+
+
+def random_renaissance(game: str, rng: np.random.Generator) -> Contents:
+    spec = game_spec(game)
+    board = renaissance_position(spec, rng, taken=int(rng.integers(0, 6)))
+    cleared = {v for v in range(1, 14) if rng.random() < 0.35}
+    clear_singles = rng.random() < 0.5
+    out: Contents = {}
+    for name, content in board.items():
+        if (content.kind == "tile" and content.value in cleared) or (
+                content.kind == "monomino" and clear_singles and rng.random() < 0.5):
+            content = SquareContent()
+        out[name] = content
+    open_squares = [n for n, c in out.items() if c.kind != "blocked"]
+    count = int(rng.integers(0, 16))
+    for i, name in enumerate(rng.choice(open_squares, count, replace=False)):
+        old = out[str(name)]
+        out[str(name)] = SquareContent(old.kind, old.owner, old.value,
+                                       "gold" if i % 2 == 0 else "silver")
+    return out
+
+
+@dataclass(frozen=True)
+class LabelledFrame:
+    """One rendered frame cut for one piece set: `samples` per model name (`tiles` also
+    gives `tiles-seam`), squares and seams a hand covers left out; `boards` the truth."""
+
+    samples: dict[str, tuple[Sample, ...]]
+    truth: FrameTruth
+
+
+def render_squares(pieces: str, seed: int, *, hands: float = 0.3, style: str | None = None,
+                   tilt: tuple[float, float] = (0.0, 40.0)) -> LabelledFrame:
+    """Render one frame of random `pieces` contents and cut it where the run time cuts it:
+    `top_face_quads` at the set's piece height. `style` None: a training style family drawn
+    from the seed (TRAIN_STYLES)."""
+    render_set = RENDER_SETS[pieces]
+    rng = np.random.default_rng([seed, 78])
+    game = render_set.games[int(rng.integers(len(render_set.games)))]
+    width, height = SIZES[int(rng.integers(len(SIZES)))]
+    family = style or TRAIN_STYLES[int(rng.integers(len(TRAIN_STYLES)))]
+    contents = random_contents(pieces, game, rng)
+    options = RenderOptions(width=width, height=height, tilt=tilt, style=family,
+                            pieces=render_set.pieces, hands=hands)
+    frame, truth = render_frame(game, seed=seed, options=options, contents=contents)
+    return cut_frame(pieces, frame, truth, f"render-{seed}")
+
+
+def cut_frame(pieces: str, frame: ImageBGR, truth: FrameTruth, group: str = "") -> LabelledFrame:
+    """A rendered frame's squares (and tiles' seams) as labelled samples, where the run time
+    cuts them: `top_face_quads` at the set's piece height on the true pose."""
+    render_set = RENDER_SETS[pieces]
+    size = (frame.shape[1], frame.shape[0])
+    quads = top_face_quads(pose_of(truth), size, height=render_set.height)
+    names = square_names(truth.files, truth.ranks)
+    covered, shown = set(truth.occluded), truth.contents()
+    samples = {pieces: tuple(
+        Sample(frame, quad.astype(np.float32), render_set.label(shown[name]), group)
+        for name, quad in zip(names, quads, strict=True) if name not in covered)}
+    if pieces == "tiles":
+        samples[SEAM_MODEL] = tuple(
+            Sample(frame, quad, label, group)
+            for (a, b), quad, label in seam_samples(truth, quads) if not {a, b} & covered)
+    return LabelledFrame(samples, truth)
+
+
+def seam_quads(quads: NDArray[np.float64], files: int, ranks: int
+               ) -> list[tuple[int, int, NDArray[np.float32]]]:
+    """Every pair of orthogonal neighbours (square indices a, b) with a square quad centred
+    on the line between them, turned so that the line runs top to bottom and `a` lies left
+    (east-west pairs: a west of b; north-south pairs: a nearer the first player). The same
+    function cuts training and run-time seam crops."""
+    out = []
+    for index in range(files * ranks):
+        file, rank = index % files, index // files
+        a = quads[index]  # far-left, far-right, near-right, near-left
+        if file + 1 < files:
+            b = quads[index + 1]
+            quad = [(a[0] + a[1]) / 2, (b[0] + b[1]) / 2, (b[3] + b[2]) / 2, (a[3] + a[2]) / 2]
+            out.append((index, index + 1, np.asarray(quad, np.float32)))
+        if rank + 1 < ranks:
+            b = quads[index + files]
+            far = [(b[0] + b[3]) / 2, (b[1] + b[2]) / 2]
+            near = [(a[1] + a[2]) / 2, (a[0] + a[3]) / 2]
+            out.append((index, index + files,
+                        np.asarray([near[1], far[0], far[1], near[0]], np.float32)))
+    return out
+
+
+def seam_samples(truth: FrameTruth, quads: NDArray[np.float64]
+                 ) -> list[tuple[tuple[str, str], NDArray[np.float32], int]]:
+    names = square_names(truth.files, truth.ranks)
+    shown = truth.contents()
+    out = []
+    for a, b, quad in seam_quads(quads, truth.files, truth.ranks):
+        first, second = shown[names[a]], shown[names[b]]
+        joined = first.kind == second.kind == "tile" and first.value == second.value
+        out.append(((names[a], names[b]), quad, SEAM_LABELS.index("joined" if joined else "apart")))
+    return out
+
+
+def model_labels(model: str) -> tuple[str, ...]:
+    """The labels of a model that renders train: a piece set's, or the seam model's."""
+    if model == SEAM_MODEL:
+        return SEAM_LABELS
+    if model == "dice":
+        return DICE_LABELS
+    return RENDER_SETS[model].labels
+
+
+def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: float = 0.3,
+                      pieces: str = "dice") -> int:
     """Cut rendered frames into square crops with a wide `margin` (room for the trainer's
     jitter) and write them with a `labels.csv` that `vision.datasets.folder_samples` reads.
-    Returns the number of crops written."""
-    import csv
-    import json
-    from pathlib import Path
-
-    from referee.vision.crops import CropSpec, crop_squares
-
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    spec = CropSpec(size=size, margin=margin)
-    (out / "crops.json").write_text(json.dumps({"size": size, "margin": margin}) + "\n")
-    count = 0
-    with open(out / "labels.csv", "w", newline="", encoding="utf-8") as handle:
-        table = csv.writer(handle)
-        table.writerow(["file", "label"])
+    Pieces other than dice go to `folder/<model>/` for each model the set trains (tiles:
+    `tiles` and `tiles-seam`). Returns the number of crops written."""
+    if pieces == "dice":
+        writer = _CropWriter(Path(folder), size, margin, DICE_LABELS)
+        with writer:
+            for seed in seeds:
+                writer.add(seed, dice_squares(seed).samples)
+        return writer.count
+    models = [pieces, SEAM_MODEL] if pieces == "tiles" else [pieces]
+    writers = {m: _CropWriter(Path(folder) / m, size, margin, model_labels(m)) for m in models}
+    for writer in writers.values():
+        writer.__enter__()
+    try:
         for seed in seeds:
-            squares = dice_squares(seed)
-            if not squares.samples:
-                continue
-            crops = crop_squares(squares.samples[0].image, [s.quad for s in squares.samples], spec)
-            for i, (crop, sample) in enumerate(zip(crops, squares.samples, strict=True)):
-                name = f"{seed:06d}-{i:02d}.png"
-                cv2.imwrite(str(out / name), crop)
-                table.writerow([name, DICE_LABELS[sample.label]])
-                count += 1
-            handle.flush()
-    return count
+            frame = render_squares(pieces, seed)
+            for model, writer in writers.items():
+                writer.add(seed, frame.samples[model])
+    finally:
+        for writer in writers.values():
+            writer.__exit__(None, None, None)
+    return sum(w.count for w in writers.values())
+
+
+class _CropWriter:
+    """A folder of crops and its labels.csv, written as frames come."""
+
+    def __init__(self, folder: Path, size: int, margin: float, labels: tuple[str, ...]) -> None:
+        self.folder, self.labels, self.count = folder, labels, 0
+        self.spec = CropSpec(size=size, margin=margin)
+        self._handle: TextIO | None = None
+
+    def __enter__(self) -> _CropWriter:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        meta = {"size": self.spec.size, "margin": self.spec.margin}
+        (self.folder / "crops.json").write_text(json.dumps(meta) + "\n")
+        self._handle = open(self.folder / "labels.csv", "w", newline="", encoding="utf-8")
+        self._table = csv.writer(self._handle)
+        self._table.writerow(["file", "label"])
+        return self
+
+    def add(self, seed: int, samples: tuple[Sample, ...]) -> None:
+        if not samples:
+            return
+        crops = crop_squares(samples[0].image, [s.quad for s in samples], self.spec)
+        for i, (crop, sample) in enumerate(zip(crops, samples, strict=True)):
+            name = f"{seed:06d}-{i:03d}.png"
+            cv2.imwrite(str(self.folder / name), crop)
+            self._table.writerow([name, self.labels[sample.label]])
+            self.count += 1
+        assert self._handle is not None
+        self._handle.flush()
+
+    def __exit__(self, *_: object) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None

@@ -66,6 +66,9 @@ class ModelCard:
     seed: int
     recipe: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
+    # Height above the board, in squares, at which the crops were cut (the pieces' top face,
+    # `warp.top_face_quads`); None: the reader's default (a die's).
+    piece_height: float | None = None
 
     @property
     def crop(self) -> CropSpec:
@@ -83,6 +86,7 @@ class ModelCard:
                 "layout": "NCHW",
                 "dtype": "float32",
                 "crop_margin": self.crop_margin,
+                **({} if self.piece_height is None else {"piece_height": self.piece_height}),
                 "normalisation": {
                     "scale": "1/255",
                     "mean": list(self.mean),
@@ -137,10 +141,20 @@ class ModelCard:
                 seed=int(data["seed"]),
                 recipe=dict(data.get("recipe", {})),
                 metrics=dict(data.get("metrics", {})),
+                piece_height=_height(inp.get("piece_height")),
             )
         except (KeyError, TypeError, ValueError) as error:
             detail = f"missing field {error}" if isinstance(error, KeyError) else str(error)
             raise ModelError(f"{where}: invalid model card: {detail}") from None
+
+
+def _height(value: Any) -> float | None:
+    if value is None:
+        return None
+    height = float(value)
+    if not 0.0 <= height < 2.0:
+        raise ValueError(f"piece_height {height} is not within 0..2 squares")
+    return height
 
 
 def _triple(values: Any) -> tuple[float, float, float]:

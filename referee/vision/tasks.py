@@ -16,13 +16,31 @@ from referee.vision.datasets import folder_samples, read_image
 if TYPE_CHECKING:
     from referee.vision.evaluate import DiceReport
 
-PIECE_SETS = ("dice",)
+PIECE_SETS = ("dice", "penta", "zensu", "tiles")
+# Models read single crops; `tiles-seam` reads crops straddling the line between two squares.
+CLASSIFIABLE = (*PIECE_SETS, "tiles-seam")
+# Models whose labels depend on how the crop is turned (a Penta-piece's state is the corner
+# that points forward, a seam crop's line runs top to bottom): no test-time turns.
+ORIENTED = ("penta", "tiles-seam")
+RENDER_CROPS_ENV = "REFEREE_RENDER_CROPS"
+# Frames rendered for each set's training crops when its folder is empty.
+TRAIN_FRAMES = {"penta": 1000, "zensu": 700, "tiles": 700}
 
 
-def check_pieces(pieces: str) -> str:
-    if pieces not in PIECE_SETS:
-        raise ModelError(f"no classifier for pieces {pieces!r}; known: {', '.join(PIECE_SETS)}")
+def check_pieces(pieces: str, known: tuple[str, ...] = PIECE_SETS) -> str:
+    if pieces not in known:
+        raise ModelError(f"no classifier for pieces {pieces!r}; known: {', '.join(known)}")
     return pieces
+
+
+def check_turns(pieces: str, turns: int) -> None:
+    if turns != 1 and pieces in ORIENTED:
+        raise ModelError(f"{pieces} crops must keep their orientation: --turns must be 1")
+
+
+def render_crops_dir() -> Path:
+    """`$REFEREE_RENDER_CROPS`, else /tmp/referee-crops: rendered training crops (a cache)."""
+    return Path(os.environ.get(RENDER_CROPS_ENV) or "/tmp/referee-crops")
 
 
 def classify_files(
@@ -30,7 +48,9 @@ def classify_files(
 ) -> Iterator[dict[str, Any]]:
     """One result a file, each file one square's image (resized to the model's input). All
     files are read before any is classified, so a bad one stops the run before output."""
-    classifier = Classifier.load(model or check_pieces(pieces))
+    check_pieces(pieces, CLASSIFIABLE)
+    check_turns(pieces, turns)
+    classifier = Classifier.load(model or pieces)
     crops = [classifier.prepare(read_image(file)) for file in files]
     for file, prediction in zip(files, classifier.classify(crops, turns=turns), strict=True):
         yield {
@@ -42,12 +62,33 @@ def classify_files(
 
 
 def evaluate_pieces(
-    pieces: str, *, data: str | None = None, model: str | None = None, turns: int = 1
+    pieces: str, *, data: str | None = None, model: str | None = None, turns: int = 1,
+    frames: int = 100,
 ) -> str:
+    """Dice: the real test split. Other sets: `frames` held-out renders (`model` then
+    names the set's main model; tiles' seam model is always `tiles-seam` beside it)."""
     from referee.vision.evaluate import evaluate_dice, format_report
 
-    classifier = Classifier.load(model or check_pieces(pieces))
+    if check_pieces(pieces) != "dice":
+        from referee.vision.render_eval import evaluate_renders, format_render_report
+
+        check_turns(pieces, turns)
+        return format_render_report(
+            evaluate_renders(pieces, render_classifiers(pieces, model), frames=frames))
+    classifier = Classifier.load(model or pieces)
     return format_report(evaluate_dice(classifier, data, turns=turns))
+
+
+def render_classifiers(pieces: str, model: str | None = None) -> dict[str, Classifier]:
+    """The loaded models a render-trained set is read with, by model name."""
+    from referee.vision.render_eval import models_of
+
+    main, *others = models_of(pieces)
+    loaded = {main: Classifier.load(model or main)}
+    if others:
+        folder = loaded[main].path.parent
+        loaded |= {name: Classifier.load(folder / f"{name}.onnx") for name in others}
+    return loaded
 
 
 def train_pieces(
@@ -64,7 +105,9 @@ def train_pieces(
     test split and add that to the card (measured after training; never used to choose).
     `extra` folders of labelled crops (a `labels.csv` each, see `datasets.folder_samples`)
     join the training set, such as rendered squares."""
-    check_pieces(pieces)
+    if check_pieces(pieces) != "dice":
+        return train_from_renders(pieces, out=out, data=data, steps=steps, seed=seed,
+                                  progress=progress)
     try:
         from referee.vision.training import TrainConfig, train_dice
     except ImportError as error:  # torch missing: the `train` extra is not installed
@@ -88,6 +131,65 @@ def train_pieces(
         f"real test face accuracy {report.face_accuracy:.2%}"
     )
     return Classifier.load(result.onnx_path).card
+
+
+def train_from_renders(
+    pieces: str,
+    *,
+    out: str | None = None,
+    data: str | None = None,
+    steps: int | None = None,
+    seed: int | None = None,
+    frames: int | None = None,
+    eval_frames: int = 100,
+    progress: Callable[[str], None] = print,
+) -> ModelCard:
+    """Render the training crops into `data` (default `render_crops_dir()`) unless they are
+    there, train the set's models, then measure them on held-out renders and add that to
+    their cards (measured after training; never used to choose). Returns the main card."""
+    try:
+        from referee.vision.render_training import RECIPES, train_render_model, with_overrides
+    except ImportError as error:  # torch missing: the `train` extra is not installed
+        raise ModelError(f"training needs the train extra ({error.name} is missing)") from None
+    from referee.renders import write_crop_folder
+    from referee.vision.render_eval import models_of
+
+    if hasattr(os, "nice"):
+        os.nice(10)  # rendering and training are background jobs on a shared machine
+    crops = Path(data) if data else render_crops_dir()
+    if not (crops / pieces / "labels.csv").is_file():
+        count = frames or TRAIN_FRAMES[pieces]
+        progress(f"rendering {count} frames of {pieces} into {crops} …")
+        write_crop_folder(str(crops), range(count), size=80, margin=0.3, pieces=pieces)
+    out_dir = Path(out) if out else default_models_dir()
+    for name in models_of(pieces):
+        recipe = with_overrides(RECIPES[name], steps=steps, seed=seed)
+        result = train_render_model(name, crops, out_dir, recipe=recipe, progress=progress)
+        progress(f"wrote {result.onnx_path} ({result.onnx_path.stat().st_size // 1024} KiB)")
+    return record_held_out(pieces, out_dir, eval_frames, progress).card
+
+
+def record_held_out(pieces: str, out_dir: Path, frames: int,
+                    progress: Callable[[str], None] = print) -> Classifier:
+    """Measure a set's freshly trained models on held-out renders and write the figures into
+    each card's `metrics.rendered_held_out` (the card only: the .onnx and its sha256 stay)."""
+    from referee.vision.render_eval import evaluate_renders
+    from referee.vision.training import write_card
+
+    loaded = render_classifiers(pieces, str(out_dir / f"{pieces}.onnx"))
+    report = evaluate_renders(pieces, loaded, frames=frames)
+    for model in report.models:
+        classifier = loaded[model.model]
+        metrics = dict(classifier.card.metrics)
+        metrics["rendered_held_out"] = model.as_dict() | {
+            "frames": report.frames, "first_seed": report.first_seed, "style": report.style,
+            "boards_without_error_all_models": report.boards_without_error,
+            "note": "held-out renders, measured after training, never used to choose"}
+        card = dataclasses.replace(classifier.card, metrics=metrics)
+        write_card(card, classifier.path.with_suffix(".json"))
+        progress(f"{model.model}: {model.wrong}/{model.crops} held-out crops wrong")
+    progress(f"{report.boards_without_error}/{report.frames} held-out boards without error")
+    return Classifier.load(out_dir / f"{pieces}.onnx")
 
 
 def record_real_test(onnx_path: Path, data: str | None = None) -> DiceReport:

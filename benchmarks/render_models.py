@@ -1,0 +1,67 @@
+"""The render-trained classifiers (penta, zensu, tiles + tiles-seam) on renders they never saw:
+confusion matrices, share of squares wrong, share of boards read without error, model size,
+and classification time a square.
+
+Frames: seeds from 900,000 (training used seeds below 1,000), board style "mat" (training
+used paper, card and wood), so boards, tables, piece colours, light and camera are drawn
+afresh; no hands. Crops are cut where the true pose puts the pieces' top faces, as the
+referee cuts them at run time (see `referee.vision.render_eval`).
+
+Classification time: one board's crops (a 5x6, 6x9 or 7x7 board, plus tiles' 84 seams) as
+one batch through onnxruntime on one thread, best of 20 runs, divided by the crops.
+
+Run: PYTHONPATH=. nice -n 10 python benchmarks/render_models.py [--pieces penta] [--frames 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import cv2
+import numpy as np
+
+from referee.renders import render_squares
+from referee.vision.crops import crop_squares
+from referee.vision.render_eval import evaluate_renders, format_render_report
+from referee.vision.tasks import render_classifiers
+
+
+def classify_ms(pieces: str) -> dict[str, float]:
+    """Milliseconds a crop for one board's crops in one batch (best of 20)."""
+    frame = render_squares(pieces, 999_999, hands=0.0, style="mat")
+    out = {}
+    for model, classifier in render_classifiers(pieces).items():
+        samples = frame.samples[model]
+        crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
+        best = np.inf
+        for _ in range(20):
+            started = time.perf_counter()
+            classifier.predict(crops)
+            best = min(best, time.perf_counter() - started)
+        out[model] = 1000 * best / len(crops)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pieces", action="append", choices=("penta", "zensu", "tiles"))
+    parser.add_argument("--frames", type=int, default=200)
+    args = parser.parse_args()
+    cv2.setNumThreads(1)
+    for pieces in args.pieces or ("penta", "zensu", "tiles"):
+        classifiers = render_classifiers(pieces)
+        started = time.perf_counter()
+        report = evaluate_renders(pieces, classifiers, frames=args.frames)
+        print(f"## {pieces}\n")
+        print(format_render_report(report))
+        print("\n| model | size (KiB) | classify ms a crop (one board's batch) |")
+        print("| --- | ---: | ---: |")
+        for model, ms in classify_ms(pieces).items():
+            size = classifiers[model].path.stat().st_size / 1024
+            print(f"| `{model}` | {size:.0f} | {ms:.3f} |")
+        print(f"\n({time.perf_counter() - started:.0f} s)\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Measuring the render-trained classifiers on renders they never saw (measuring only).
+
+Frames come from seeds at and above `HELD_OUT_FIRST_SEED` (training stays below) with the
+board style kept out of training ("mat"), so boards, tables, piece colours, light and camera
+are all drawn afresh; no hands. The squares are cut where the true board pose puts the
+pieces' top faces, at the height the model's card names, exactly as the referee cuts them,
+so this measures the classifier, not the board finder. A board is read without error when
+every square (and, for tiles, every seam) is read right.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from referee.errors import ModelError
+from referee.renders import HELD_OUT_FIRST_SEED, HELD_OUT_STYLE, SEAM_MODEL, render_squares
+from referee.vision.classifier import Classifier
+from referee.vision.crops import crop_squares
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    """One model on the held-out frames. `confusion[t][p]` counts crops of true label t
+    read as p."""
+
+    model: str
+    sha256: str
+    labels: tuple[str, ...]
+    confusion: tuple[tuple[int, ...], ...]
+    boards_without_error: int
+    ms_per_crop: float
+
+    @property
+    def crops(self) -> int:
+        return sum(sum(row) for row in self.confusion)
+
+    @property
+    def wrong(self) -> int:
+        return self.crops - sum(self.confusion[k][k] for k in range(len(self.labels)))
+
+    def as_dict(self) -> dict[str, object]:
+        return {"crops": self.crops, "wrong": self.wrong,
+                "share_wrong": round(self.wrong / max(self.crops, 1), 5),
+                "boards_without_error": self.boards_without_error,
+                "confusion_rows_true_cols_pred": [list(r) for r in self.confusion]}
+
+
+@dataclass(frozen=True)
+class RenderReport:
+    pieces: str
+    frames: int
+    first_seed: int
+    style: str
+    models: tuple[ModelReport, ...]
+    boards_without_error: int  # every model right on every crop of the frame
+
+    @property
+    def board_share(self) -> float:
+        return self.boards_without_error / self.frames if self.frames else 0.0
+
+
+def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames: int,
+                     first_seed: int = HELD_OUT_FIRST_SEED, style: str = HELD_OUT_STYLE
+                     ) -> RenderReport:
+    """Read `frames` held-out renders of `pieces` with `classifiers` (model name ->
+    classifier: the piece set's own, and for tiles also `tiles-seam`)."""
+    if frames < 1:
+        raise ModelError("frames must be 1 or more")
+    names = list(classifiers)
+    confusion = {m: np.zeros((len(c.labels),) * 2, np.int64) for m, c in classifiers.items()}
+    perfect = dict.fromkeys(names, 0)
+    seconds = dict.fromkeys(names, 0.0)
+    whole = 0
+    for seed in range(first_seed, first_seed + frames):
+        frame = render_squares(pieces, seed, hands=0.0, style=style)
+        right = True
+        for model, classifier in classifiers.items():
+            samples = frame.samples[model]
+            started = time.perf_counter()
+            crops = crop_squares(samples[0].image, [s.quad for s in samples],
+                                 classifier.card.crop)
+            predicted = classifier.predict(crops).argmax(axis=1)
+            seconds[model] += time.perf_counter() - started
+            truth = np.array([s.label for s in samples])
+            np.add.at(confusion[model], (truth, predicted), 1)
+            ok = bool(np.all(predicted == truth))
+            perfect[model] += ok
+            right &= ok
+        whole += right
+    reports = []
+    for model, classifier in classifiers.items():
+        count = int(confusion[model].sum())
+        reports.append(ModelReport(
+            model=model, sha256=classifier.card.sha256, labels=classifier.labels,
+            confusion=tuple(tuple(int(v) for v in row) for row in confusion[model]),
+            boards_without_error=perfect[model],
+            ms_per_crop=1000 * seconds[model] / max(count, 1)))
+    return RenderReport(pieces, frames, first_seed, style, tuple(reports), whole)
+
+
+def models_of(pieces: str) -> tuple[str, ...]:
+    """The models a piece set is read with."""
+    return (pieces, SEAM_MODEL) if pieces == "tiles" else (pieces,)
+
+
+def format_render_report(report: RenderReport) -> str:
+    """Markdown: boards and squares, then each model's confusion matrix."""
+    lines = [
+        f"Held-out renders of `{report.pieces}`: {report.frames} frames, seeds "
+        f"{report.first_seed}–{report.first_seed + report.frames - 1}, board style "
+        f"`{report.style}` (not used in training), no hands.",
+        "",
+        f"- Boards read without error: **{report.board_share:.1%}** "
+        f"({report.boards_without_error}/{report.frames})",
+    ]
+    for model in report.models:
+        share = model.wrong / max(model.crops, 1)
+        lines.append(
+            f"- `{model.model}` ({model.sha256[:12]}): **{share:.3%}** of crops wrong "
+            f"({model.wrong}/{model.crops}); boards without its error "
+            f"{model.boards_without_error}/{report.frames}; crop + classify "
+            f"{model.ms_per_crop:.3f} ms a crop")
+    for model in report.models:
+        lines += ["", f"Confusion matrix of `{model.model}` (rows: true label, columns: read):",
+                  "", "| true \\ read | " + " | ".join(model.labels) + " | total |",
+                  "|" + " --- |" * (len(model.labels) + 2)]
+        for label, row in zip(model.labels, model.confusion, strict=True):
+            if sum(row):
+                lines.append(f"| **{label}** | " + " | ".join(str(v) for v in row)
+                             + f" | {sum(row)} |")
+    return "\n".join(lines)

@@ -1,0 +1,282 @@
+"""Training the classifiers that learn from renders only: `penta`, `zensu`, `tiles` and
+`tiles-seam` (needs the `train` extra: torch, onnx).
+
+There are no real photos of these pieces, so the training set is a folder of labelled crops
+cut from random renders (`referee.renders.write_crop_folder`, the run-time crop functions,
+board styles "paper", "card" and "wood"). A seeded 5% of its frames is held out to choose
+the checkpoint. Every crop is freshly augmented (`augment`), but never turned freely: a
+Penta-piece's state is the corner that points forward, and the crops keep the board's
+orientation. The network, export and card are the dice model's (`training`); only the data
+and the recipe differ, one `RenderRecipe` a model in `RECIPES`.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from referee.errors import ModelError
+from referee.renders import HELD_OUT_STYLE, RENDER_SETS, SEAM_MODEL, TRAIN_STYLES, model_labels
+from referee.vision.augment import Augment, augmented_crop
+from referee.vision.classifier import ModelCard, sha256_of
+from referee.vision.crops import CropSpec
+from referee.vision.datasets import Sample, crop_samples, fixed_crops, read_image, split_groups
+from referee.vision.training import (
+    INPUT_NAME,
+    MEAN,
+    STD,
+    build_net,
+    export_onnx,
+    normalise,
+    write_card,
+)
+
+log = logging.getLogger(__name__)
+
+# Pieces keep the board's orientation in a crop: only the small turns a hand gives them.
+_STEADY = Augment(max_angle=12.0, scale=(0.85, 1.15), shift=0.1)
+_STEADY_MILD = Augment(max_angle=8.0, scale=(0.9, 1.1), shift=0.06, skew=0.015, p_grid=0.25,
+                       p_hue=0.2, p_gray=0.03, p_light=0.2, p_blur=0.2, p_lowres=0.1,
+                       p_noise=0.3, p_jpeg=0.25)
+
+
+@dataclass(frozen=True)
+class RenderRecipe:
+    """One render-trained model's recipe. Recorded in full in its card."""
+
+    model: str
+    piece_height: float  # where the crops are cut: the pieces' top face, in squares
+    seed: int = 11
+    size: int = 48
+    margin: float = 0.12
+    arch: str = "c16s2,c32,p,c48,c48,p,c64"
+    steps: int = 2500
+    batch: int = 64
+    lr: float = 4e-3
+    weight_decay: float = 5e-4
+    label_smoothing: float = 0.05
+    balance: float = 0.5  # share of a batch drawn class-uniformly (the rest as the data falls)
+    val_fraction: float = 0.05
+    eval_every: int = 500
+    threads: int = 1
+    augment: Augment = field(default_factory=lambda: _STEADY)
+    augment_mild: Augment = field(default_factory=lambda: _STEADY_MILD)
+    mild_from: float = 0.75
+
+    @property
+    def spec(self) -> CropSpec:
+        return CropSpec(self.size, self.margin)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return model_labels(self.model)
+
+
+RECIPES: dict[str, RenderRecipe] = {
+    # The signs on a Penta-piece are small: a larger input.
+    "penta": RenderRecipe("penta", RENDER_SETS["penta"].height, size=56, steps=2500),
+    "zensu": RenderRecipe("zensu", RENDER_SETS["zensu"].height, steps=2000),
+    "tiles": RenderRecipe("tiles", RENDER_SETS["tiles"].height, steps=2500),
+    SEAM_MODEL: RenderRecipe(SEAM_MODEL, RENDER_SETS["tiles"].height, steps=1500),
+}
+
+
+@dataclass(frozen=True)
+class RenderTrainResult:
+    card: ModelCard
+    onnx_path: Path
+    val_accuracy: float
+    seconds: float
+
+
+def load_crop_folder(folder: Path, labels: tuple[str, ...], margin: float) -> list[Sample]:
+    """The crops of `folder/labels.csv`, each grouped by its frame (the seed before the
+    first '-' of its file name), so that a frame's squares fall on one side of a split."""
+    table = folder / "labels.csv"
+    if not table.is_file():
+        raise ModelError(f"no labels.csv in {folder} (render the crops first)")
+    index = {name: i for i, name in enumerate(labels)}
+    samples: list[Sample] = []
+    with table.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["label"] not in index:
+                raise ModelError(f"{table}: unknown label {row['label']!r}")
+            image = read_image(folder / row["file"])
+            group = row["file"].split("-")[0]
+            samples += crop_samples([(image, index[row["label"]])], margin=margin, group=group)
+    if not samples:
+        raise ModelError(f"{table}: no crops")
+    return samples
+
+
+class BalancedBatches:
+    """Augmented batches: a `balance` share drawn class-uniformly (rare classes such as a
+    marker on an empty square are seen often enough), the rest as the renders fall."""
+
+    def __init__(self, samples: list[Sample], recipe: RenderRecipe, rng: np.random.Generator):
+        self.samples, self.recipe, self.rng = samples, recipe, rng
+        labels = np.array([s.label for s in samples])
+        self.by_class = [np.flatnonzero(labels == k) for k in range(len(recipe.labels))]
+        self.by_class = [members for members in self.by_class if len(members)]
+
+    def sample(self) -> Sample:
+        rng = self.rng
+        if rng.random() < self.recipe.balance:
+            members = self.by_class[int(rng.integers(len(self.by_class)))]
+            return self.samples[int(members[int(rng.integers(len(members)))])]
+        return self.samples[int(rng.integers(len(self.samples)))]
+
+    def batch(self, augment: Augment) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+        size = self.recipe.size
+        crops = np.empty((self.recipe.batch, size, size, 3), np.uint8)
+        labels = np.empty(self.recipe.batch, np.int64)
+        for i in range(self.recipe.batch):
+            sample = self.sample()
+            crops[i] = augmented_crop(sample, self.recipe.spec, self.rng, augment)
+            labels[i] = sample.label
+        return crops, labels
+
+
+def train_render_model(
+    model: str,
+    crops_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    recipe: RenderRecipe | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RenderTrainResult:
+    """Train `model` on the crops in `crops_dir/<model>/` and write `<out_dir>/<model>.onnx`
+    and its card."""
+    import torch
+
+    recipe = recipe or RECIPES[model]
+    say = progress or log.info
+    started = time.perf_counter()
+    torch.manual_seed(recipe.seed)
+    torch.set_num_threads(recipe.threads)
+    torch.use_deterministic_algorithms(True)
+    rng = np.random.default_rng(recipe.seed)
+    folder = Path(crops_dir) / model
+    margin = _folder_margin(folder)
+    samples = load_crop_folder(folder, recipe.labels, margin)
+    fit_groups, val_groups = split_groups(
+        (s.group for s in samples), fraction=recipe.val_fraction, seed=recipe.seed)
+    held = set(val_groups)
+    fit = [s for s in samples if s.group not in held]
+    val = [s for s in samples if s.group in held]
+    val_x = torch.from_numpy(normalise(fixed_crops(val, recipe.spec)))
+    val_y = np.array([s.label for s in val])
+    say(f"{model}: training on {len(fit)} crops of {len(fit_groups)} frames; validating on "
+        f"{len(val)} crops of {len(val_groups)} frames")
+    net, best_step, best_accuracy = _fit(recipe, BalancedBatches(fit, recipe, rng), val_x, val_y,
+                                         say, started)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    onnx_path = out / f"{model}.onnx"
+    export_onnx(net, onnx_path, recipe.size, check=val_x[:64])
+    counts = np.bincount([s.label for s in fit], minlength=len(recipe.labels))
+    card = ModelCard(
+        name=model, labels=recipe.labels, faces=(None,) * len(recipe.labels),
+        input_size=recipe.size, crop_margin=recipe.margin, channel_order="BGR", mean=MEAN,
+        std=STD, sha256=sha256_of(onnx_path), onnx_file=onnx_path.name, input_name=INPUT_NAME,
+        output="probabilities", seed=recipe.seed, piece_height=recipe.piece_height,
+        recipe=_recipe(recipe, folder, counts, len(fit_groups), best_step),
+        metrics={"val_accuracy": round(best_accuracy, 4), "val_squares": len(val),
+                 "val_note": "held-out frames of the training renders; chose the checkpoint"},
+    )
+    seconds = time.perf_counter() - started
+    card.recipe["train_seconds"] = round(seconds)
+    write_card(card, out / f"{model}.json")
+    return RenderTrainResult(card, onnx_path, best_accuracy, seconds)
+
+
+def _fit(recipe: RenderRecipe, batches: BalancedBatches, val_x: Any, val_y: NDArray[np.int64],
+         say: Callable[[str], None], started: float) -> tuple[Any, int, float]:
+    """The training loop (AdamW, one-cycle, the checkpoint with the best validation)."""
+    import torch
+
+    net = build_net(recipe.arch, len(recipe.labels))
+    optimiser = torch.optim.AdamW(net.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimiser, max_lr=recipe.lr, total_steps=recipe.steps, pct_start=0.15)
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=recipe.label_smoothing)
+    best: tuple[float, float, int] = (-1.0, 0.0, 0)
+    best_state: dict[str, Any] = {}
+    for step in range(1, recipe.steps + 1):
+        mild = step > recipe.mild_from * recipe.steps
+        crops, labels = batches.batch(recipe.augment_mild if mild else recipe.augment)
+        net.train()
+        loss = loss_fn(net(torch.from_numpy(normalise(crops))), torch.from_numpy(labels))
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        if step % recipe.eval_every == 0 or step == recipe.steps:
+            accuracy, val_loss = _validate(net, val_x, val_y)
+            if (accuracy, -val_loss) >= best[:2]:  # later checkpoints win ties
+                best = (accuracy, -val_loss, step)
+                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            say(f"step {step}/{recipe.steps} loss {float(loss.detach()):.3f} val acc "
+                f"{accuracy:.3%} val loss {val_loss:.3f} ({time.perf_counter() - started:.0f} s)")
+    net.load_state_dict(best_state)
+    say(f"best checkpoint: step {best[2]}, val accuracy {best[0]:.3%}")
+    return net, best[2], best[0]
+
+
+def _validate(net: Any, x: Any, y: NDArray[np.int64]) -> tuple[float, float]:
+    import torch
+
+    net.eval()
+    with torch.no_grad():
+        logits = net(x)
+        loss = float(torch.nn.functional.cross_entropy(logits, torch.from_numpy(y)))
+    return float((logits.argmax(1).numpy() == y).mean()), loss
+
+
+def _folder_margin(folder: Path) -> float:
+    from referee.vision.tasks import crop_folder_margin
+
+    return crop_folder_margin(folder, 0.3)
+
+
+def _recipe(recipe: RenderRecipe, folder: Path, counts: NDArray[np.int64], frames: int,
+            best_step: int) -> dict[str, Any]:
+    import torch
+
+    out = asdict(recipe)
+    out["augment"] = recipe.augment.as_dict()
+    out["augment_mild"] = recipe.augment_mild.as_dict()
+    pieces = "tiles" if recipe.model == SEAM_MODEL else recipe.model
+    out.update({
+        "command": f"referee train --pieces {pieces}",
+        "architecture": ("arch: cN = conv3x3-BN-ReLU to N channels (s2: stride 2), p = 2x2 "
+                         "max-pool; then global average pool and a linear layer"),
+        "optimiser": "AdamW, one-cycle LR, cross-entropy with label smoothing",
+        "data": (f"rendered squares cut where the run time cuts them (referee.renders, "
+                 f"top_face_quads at {recipe.piece_height} squares), board styles "
+                 f"{', '.join(TRAIN_STYLES)}; style {HELD_OUT_STYLE!r} and seeds from 900000 "
+                 "kept for measuring"),
+        "crops_folder": str(folder),
+        "train_frames": frames,
+        "train_crops_per_label": {k: int(v) for k, v in zip(recipe.labels, counts, strict=True)},
+        "best_step": best_step,
+        "torch": torch.__version__,
+    })
+    return out
+
+
+def with_overrides(recipe: RenderRecipe, *, steps: int | None, seed: int | None) -> RenderRecipe:
+    if steps is not None:
+        recipe = dataclasses.replace(recipe, steps=steps)
+    if seed is not None:
+        recipe = dataclasses.replace(recipe, seed=seed)
+    return recipe

@@ -1,0 +1,189 @@
+"""The render-trained classifiers (penta, zensu, tiles, tiles-seam): each loads with its card,
+a spoilt one is refused, `classify` prints JSON lines, and rendered squares of every class,
+on a board style and seeds kept out of training, are read right."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.cli import main
+from referee.errors import ModelError
+from referee.renders import (
+    PENTA_LABELS,
+    SEAM_LABELS,
+    TILES_LABELS,
+    ZENSU_LABELS,
+    LabelledFrame,
+    cut_frame,
+    seam_quads,
+)
+from referee.synth import RenderOptions, SquareContent, render_frame
+from referee.synth.truth import Contents
+from referee.vision.classifier import Classifier, default_models_dir, sha256_of
+from referee.vision.crops import crop_squares
+
+MODELS = {"penta": PENTA_LABELS, "zensu": ZENSU_LABELS, "tiles": TILES_LABELS,
+          "tiles-seam": SEAM_LABELS}
+OPTIONS = RenderOptions(width=960, height=540, tilt=(15.0, 30.0), style="mat", hands=0.0)
+
+
+def _penta() -> tuple[str, Contents]:
+    contents = {f"{f}1": SquareContent("penta", 0, s + 1) for s, f in enumerate("abcde")}
+    contents |= {f"{f}6": SquareContent("penta", 1, s + 1) for s, f in enumerate("abcde")}
+    contents["c3"] = SquareContent("penta", 1, 3)
+    return "rinne", contents
+
+
+def _zensu() -> tuple[str, Contents]:
+    contents = {f"{f}1": SquareContent("zensu", 0, 1 + i % 2) for i, f in enumerate("abcdef")}
+    contents |= {f"{f}9": SquareContent("zensu", 1, 2 - i % 2) for i, f in enumerate("abcdef")}
+    contents["c5"] = SquareContent("zensu", 0, 2)
+    return "zensu", contents
+
+
+def _tiles() -> tuple[str, Contents]:
+    tile, mono = SquareContent("tile", None, 1), SquareContent("monomino")
+    contents = {
+        "a1": tile, "b1": SquareContent("tile", None, 1, "gold"), "c1": SquareContent("tile", None, 2),
+        "c2": SquareContent("tile", None, 2, "silver"), "d2": SquareContent("tile", None, 2),
+        "e1": mono, "f1": SquareContent("monomino", None, 0, "gold"),
+        "g1": SquareContent("monomino", None, 0, "silver"), "g2": mono,
+        "a3": SquareContent("empty", None, 0, "gold"), "b5": SquareContent("empty", None, 0, "silver"),
+        "f6": SquareContent("tile", None, 3), "g6": SquareContent("tile", None, 3),
+    }
+    return "renaissance", contents
+
+
+SCENES = {"penta": _penta, "zensu": _zensu, "tiles": _tiles}
+
+
+@pytest.fixture(scope="module")
+def frames() -> dict[str, LabelledFrame]:
+    out = {}
+    for pieces, scene in SCENES.items():
+        game, contents = scene()
+        options = dataclasses.replace(OPTIONS, pieces="penta" if pieces == "penta" else None)
+        frame, truth = render_frame(game, seed=990_001, options=options, contents=contents)
+        out[pieces] = cut_frame(pieces, frame, truth)
+    return out
+
+
+def _model(name: str) -> Path:
+    path = default_models_dir() / f"{name}.onnx"
+    assert path.is_file(), f"no trained {name} model at {path} (run: referee train)"
+    return path
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_committed_model_matches_its_card(name: str) -> None:
+    path = _model(name)
+    card = Classifier.load(name).card
+    assert card.labels == MODELS[name]
+    assert card.faces == (None,) * len(card.labels)
+    assert card.sha256 == sha256_of(path)
+    assert path.stat().st_size < 2 * 1024 * 1024
+    assert card.piece_height is not None and 0 < card.piece_height < 1
+    assert card.recipe["seed"] == card.seed and card.recipe["steps"] > 0
+    assert card.metrics["rendered_held_out"]["crops"] > 1000
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_corrupt_or_mismatched_model_is_refused(name: str, tmp_path: Path) -> None:
+    onnx = tmp_path / f"{name}.onnx"
+    shutil.copy(_model(name), onnx)
+    shutil.copy(_model(name).with_suffix(".json"), onnx.with_suffix(".json"))
+    data = bytearray(onnx.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    onnx.write_bytes(bytes(data))
+    with pytest.raises(ModelError, match="sha256"):
+        Classifier.load(onnx)
+    other = "zensu" if name != "zensu" else "penta"  # another model beside this card
+    shutil.copy(_model(other), onnx)
+    card = json.loads(onnx.with_suffix(".json").read_text())
+    card["onnx"]["sha256"] = sha256_of(onnx)
+    onnx.with_suffix(".json").write_text(json.dumps(card))
+    with pytest.raises(ModelError, match="does not match its card"):
+        Classifier.load(onnx)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_rendered_squares_of_every_class_are_read_right(
+        name: str, frames: dict[str, LabelledFrame]) -> None:
+    pieces = "tiles" if name == "tiles-seam" else name
+    samples = frames[pieces].samples[name]
+    classifier = Classifier.load(name)
+    crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
+    read = classifier.predict(crops).argmax(axis=1)
+    truth = np.array([s.label for s in samples])
+    assert {MODELS[name][k] for k in truth} == set(MODELS[name]), "the scene shows every class"
+    wrong = [(MODELS[name][t], MODELS[name][r]) for t, r in zip(truth, read, strict=True) if t != r]
+    assert not wrong, f"read wrong (true, read): {wrong}"
+
+
+def test_classify_prints_json_lines_for_penta(
+        frames: dict[str, LabelledFrame], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    samples = frames["penta"].samples["penta"]
+    spec = Classifier.load("penta").card.crop
+    chosen = [s for s in samples if s.label][:5] + [s for s in samples if not s.label][:1]
+    crops = crop_squares(samples[0].image, [s.quad for s in chosen], spec)
+    files = [str(tmp_path / f"{i}.png") for i in range(len(chosen))]
+    for file, crop in zip(files, crops, strict=True):
+        assert cv2.imwrite(file, crop)
+    assert main(["classify", "--pieces", "penta", *files]) == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["file"] for r in results] == files
+    assert all(set(r) == {"file", "label", "face", "confidence"} for r in results)
+    assert all(r["face"] is None and 0 <= r["confidence"] <= 1 for r in results)
+    assert [r["label"] for r in results] == [PENTA_LABELS[s.label] for s in chosen]
+
+
+def test_orientation_bound_models_refuse_turns(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    image = str(tmp_path / "square.png")
+    cv2.imwrite(image, np.full((60, 60, 3), 128, np.uint8))
+    assert main(["classify", "--pieces", "penta", "--turns", "4", image]) == 1
+    assert "orientation" in capsys.readouterr().err
+    assert main(["classify", "--pieces", "chess", image]) == 1
+    assert "known: dice, penta, zensu, tiles" in capsys.readouterr().err
+
+
+def test_seam_quads_straddle_every_inner_line() -> None:
+    files, ranks = 3, 2
+    squares = np.array([[[f, r + 1], [f + 1, r + 1], [f + 1, r], [f, r]]
+                        for r in range(ranks) for f in range(files)], np.float64)
+    seams = seam_quads(squares, files, ranks)
+    assert len(seams) == (files - 1) * ranks + files * (ranks - 1)
+    for a, b, quad in seams:
+        centre = quad.mean(axis=0)
+        middle = (squares[a].mean(axis=0) + squares[b].mean(axis=0)) / 2
+        assert np.allclose(centre, middle)
+        # The line between the squares runs top to bottom: the crop's left half is `a`.
+        left = (quad[0] + quad[3]) / 2
+        assert np.linalg.norm(left - squares[a].mean(axis=0)) < 1e-6
+
+
+def test_the_pipeline_reads_a_rendered_penta_board() -> None:
+    """The pipeline's Penta-piece set names the `penta` model: it loads, and the board reader
+    (crops cut at the card's piece height) reads the start position of a held-out render."""
+    from referee.pipeline import BoardReader
+    from referee.renders import pose_of, square_label
+    from referee.rules.rinne import RINNE
+    from referee.tracking.inference import PENTA
+
+    options = dataclasses.replace(OPTIONS, pieces="penta", width=1280, height=720)
+    frame, truth = render_frame("rinne", RINNE.start(), seed=990_002, options=options)
+    reader = BoardReader(5, 6, Classifier.load(PENTA.model))
+    assert reader.piece_height == Classifier.load("penta").card.piece_height
+    reading = reader.read(frame, pose_of(truth), 0, 0.0)
+    shown = truth.contents()
+    names = [RINNE.geometry.square_name(i) for i in range(RINNE.geometry.size)]
+    expected = [square_label("penta", shown[name]) for name in names]
+    assert reading.best_labels() == expected
