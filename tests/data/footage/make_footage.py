@@ -49,7 +49,7 @@ RECIPES = (
            events=("ROLL_PENDING", "GAME_OVER")),
     Recipe("rinne-penta-whole", "rinne", 810010, 10, pieces="penta", whole=True,
            events=("GAME_OVER",)),
-    Recipe("tensei-penta-whole", "tensei", 810012, 10, pieces="penta", whole=True,
+    Recipe("tensei-penta-whole", "tensei", 810032, 10, pieces="penta", whole=True,
            events=("GAME_OVER",)),
 )
 
