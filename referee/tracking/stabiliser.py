@@ -32,7 +32,6 @@ class StabiliserSettings:
     motion_threshold: float = 6.0  # mean grey-level change of a cell between frames
     change_threshold: float = 9.0  # mean grey-level change of a cell since the last reading
     occlusion_timeout_s: float = 4.0
-    ring_clear_s: float = 0.1  # no arm in the ring for this long before a reading
     cells: tuple[int, int] = (0, 0)  # (columns, rows) of cells; 0 = one per square + margin
 
 
@@ -53,13 +52,11 @@ class Stabiliser:
         self._reference: np.ndarray | None = None  # the cells at the last reading
         self._still_since: float | None = None
         self._stirred = False  # something moved since the last reading
-        self._ring_clear_since: float | None = None  # since when no arm crosses the ring
 
     def update(self, board_gray: np.ndarray, time_s: float) -> Stillness:
         cells = cell_means(board_gray, self.columns, self.rows)
         previous, self._previous = self._previous, cells
         s = self.settings
-        self._watch_ring(cells, time_s)
         if previous is None or np.abs(cells - previous).max() > s.motion_threshold:
             self._still_since = None
             self._stirred = previous is not None
@@ -76,24 +73,10 @@ class Stabiliser:
             # A hand came and went: what it did may be too small for the cells (a die
             # turned to another face), so the board is read once more.
             return Stillness.READ if self._stirred else Stillness.STEADY
-        if self._ring_clear_since is None:  # an arm in the ring: a hand is over the board
-            return Stillness.OCCLUDED if still_for < s.occlusion_timeout_s else Stillness.READ
-        if time_s - self._ring_clear_since < s.ring_clear_s:  # the arm may be just leaving
-            return Stillness.SETTLING
+        ring = np.concatenate([changed[0], changed[-1], changed[1:-1, 0], changed[1:-1, -1]])
+        if ring.any() and still_for < s.occlusion_timeout_s:
+            return Stillness.OCCLUDED
         return Stillness.READ
-
-    def _watch_ring(self, cells: np.ndarray, time_s: float) -> None:
-        """Keep the time since the ring of cells around the grid last differed from the last
-        reading (moving or not): a hand lifted straight up looks still, and its arm may
-        leave the ring a moment before its fingers leave the squares."""
-        if self._reference is not None:
-            changed = np.abs(cells - self._reference) > self.settings.change_threshold
-            ring = np.concatenate([changed[0], changed[-1], changed[1:-1, 0], changed[1:-1, -1]])
-            if ring.any():
-                self._ring_clear_since = None
-                return
-        if self._ring_clear_since is None:
-            self._ring_clear_since = time_s
 
     def edge_changes(self) -> np.ndarray:
         """How much the cells along each edge of the view differ from the last reading:
