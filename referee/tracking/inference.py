@@ -43,7 +43,7 @@ class PieceSet:
         return self.state_labels[state - 1]
 
 
-DICE = PieceSet("dice", ("1", "2", "3", "4", "5"), pending_label="6", model="dice-board")
+DICE = PieceSet("dice", ("1", "2", "3", "4", "5"), pending_label="6", model="dice")
 PENTA = PieceSet("penta", ("king", "knight", "bishop", "rook", "queen"), model="penta")
 PIECE_SETS = {p.name: p for p in (DICE, PENTA)}
 

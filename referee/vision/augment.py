@@ -38,6 +38,7 @@ class Augment:
     p_lowres: float = 0.2
     p_noise: float = 0.5
     p_jpeg: float = 0.4
+    p_flip: float = 0.5  # mirror image: pips read the same, so the label holds
 
     @classmethod
     def mild(cls) -> Augment:
@@ -71,6 +72,8 @@ def jitter_quad(quad: Quad, rng: Rng, aug: Augment, *, turn: bool = True) -> Qua
     shift = rng.uniform(-aug.shift, aug.shift, size=2) * side
     skew = rng.normal(0.0, aug.skew, size=(4, 2)) * side
     moved = (quad - center) @ rotation.T * scale + center + shift + skew
+    if rng.random() < aug.p_flip:
+        moved = moved[[1, 0, 3, 2]]  # corners listed mirror-wise: the crop comes out mirrored
     return as_quad(moved)
 
 

@@ -1,7 +1,7 @@
 """Training a square classifier (needs the `train` extra: torch, onnx).
 
-The dice model: a small CNN (five 3x3 conv blocks with batch norm, two max-pools, global
-average pooling, one linear layer; 68k parameters, 270 KB as ONNX) on 48x48 BGR crops.
+The dice model: a small CNN (six 3x3 conv blocks with batch norm, two max-pools, global
+average pooling, one linear layer; 186k parameters, 730 KB as ONNX) on 48x48 BGR crops.
 Faces 1-6 come from the real photographs' train split (a seeded tenth of its photos held
 out for choosing the best checkpoint); "empty" from bare tray squares of the same photos
 and synthetic board squares. Every crop is freshly augmented (see `augment`). Other
@@ -51,7 +51,7 @@ class TrainConfig:
     seed: int = 7
     size: int = 48
     margin: float = 0.12
-    arch: str = "c16s2,c32,p,c48,c48,p,c64"
+    arch: str = "c16s2,c32,p,c48,c64,p,c96,c96"
     steps: int = 8000
     batch: int = 64
     lr: float = 4e-3
@@ -61,7 +61,11 @@ class TrainConfig:
     tray_empties_per_photo: int = 24
     p_empty: float = 0.25  # share of a batch that is empty squares (most of a board is)
     p_extra: float = 0.5  # share of dice drawn from the extra (rendered) samples, if any
-    p_synthetic: float = 0.5  # of those, share made from nothing rather than tray
+    p_synthetic: float = 0.3  # of those, share made from nothing rather than tray
+    # Of the other empties, share drawn from the extra ones (None: in proportion to their
+    # number). Rendered empties carry what trays lack: neighbours leaning in, board marks.
+    p_extra_empty: float | None = 0.5
+    p_extra_mild: float | None = None  # `p_extra` in the mild stretch (None: unchanged)
     eval_every: int = 500
     threads: int = 1
     augment: Augment = field(default_factory=Augment)
@@ -125,6 +129,7 @@ class BatchMaker:
         config: TrainConfig,
         rng: np.random.Generator,
         extra_dice: list[Sample] | None = None,
+        extra_empties: list[Sample] | None = None,
     ) -> None:
         if not dice:
             raise ModelError("no labelled dice to train on")
@@ -132,23 +137,35 @@ class BatchMaker:
         # Rendered dice outnumber the real ones tenfold: drawn as their own share, so the
         # real photos keep their weight.
         self.extra_dice = extra_dice or []
+        self.extra_empties = extra_empties or []
+        if config.p_extra_empty is None:  # one pool, each empty equally likely
+            self.empties, self.extra_empties = self.empties + self.extra_empties, []
 
-    def sample(self) -> Sample:
+    def sample(self, p_extra: float) -> Sample:
         rng, config = self.rng, self.config
         if rng.random() < config.p_empty:
-            if not self.empties or rng.random() < config.p_synthetic:
-                return synthetic_square(rng, config.size)
-            return self.empties[int(rng.integers(len(self.empties)))]
-        if self.extra_dice and rng.random() < config.p_extra:
+            return self._empty()
+        if self.extra_dice and rng.random() < p_extra:
             return self.extra_dice[int(rng.integers(len(self.extra_dice)))]
         return self.dice[int(rng.integers(len(self.dice)))]
 
-    def batch(self, augment: Augment) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    def _empty(self) -> Sample:
+        rng, config = self.rng, self.config
+        if not (self.empties or self.extra_empties) or rng.random() < config.p_synthetic:
+            return synthetic_square(rng, config.size)
+        share = config.p_extra_empty or 0.0
+        rendered = not self.empties or (bool(self.extra_empties) and rng.random() < share)
+        pool = self.extra_empties if rendered else self.empties
+        return pool[int(rng.integers(len(pool)))]
+
+    def batch(
+        self, augment: Augment, p_extra: float | None = None
+    ) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
         config = self.config
         crops = np.empty((config.batch, config.size, config.size, 3), np.uint8)
         labels = np.empty(config.batch, np.int64)
         for i in range(config.batch):
-            sample = self.sample()
+            sample = self.sample(config.p_extra if p_extra is None else p_extra)
             crops[i] = augmented_crop(sample, config.spec, self.rng, augment)
             labels[i] = sample.label
         return crops, labels
@@ -179,7 +196,7 @@ def train_dice(
     dice = real.die_samples(fit_files)
     extra_dice = [s for s in extra if s.label != EMPTY]
     empties = real.empty_samples(rng, config.tray_empties_per_photo, fit_files)
-    empties += [s for s in extra if s.label == EMPTY]
+    extra_empties = [s for s in extra if s.label == EMPTY]
     val = real.die_samples(val_files) + real.empty_samples(
         np.random.default_rng(config.seed + 1), 4, val_files
     )
@@ -197,13 +214,14 @@ def train_dice(
         optimiser, max_lr=config.lr, total_steps=config.steps, pct_start=0.15
     )
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
-    batches = BatchMaker(dice, empties, config, rng, extra_dice)
+    batches = BatchMaker(dice, empties, config, rng, extra_dice, extra_empties)
     mild_augment = Augment.mild()
     best: tuple[float, float, int] = (-1.0, 0.0, 0)
     best_state: dict[str, Any] = {}
     for step in range(1, config.steps + 1):
         mild = step > config.mild_from * config.steps
-        crops, labels = batches.batch(mild_augment if mild else config.augment)
+        p_extra = config.p_extra_mild if mild else None
+        crops, labels = batches.batch(mild_augment if mild else config.augment, p_extra)
         net.train()
         loss = loss_fn(net(torch.from_numpy(normalise(crops))), torch.from_numpy(labels))
         optimiser.zero_grad(set_to_none=True)
@@ -241,7 +259,9 @@ def train_dice(
         input_name=INPUT_NAME,
         output="probabilities",
         seed=config.seed,
-        recipe=_recipe(config, len(dice), len(empties), fit_files, val_files, best[2]),
+        recipe=_recipe(
+            config, len(dice), len(empties) + len(extra_empties), fit_files, val_files, best[2]
+        ),
         metrics={
             "val_accuracy": round(best[0], 4),
             "val_squares": len(val),

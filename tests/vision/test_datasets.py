@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from referee.errors import ImageError
 from referee.vision.augment import Augment, augmented_crop, jitter_quad, synthetic_square
-from referee.vision.crops import CropSpec, square_quad
+from referee.vision.crops import CropSpec, crop_square, square_quad
 from referee.vision.datasets import EMPTY, Sample, crop_samples, folder_samples, read_image
 
 SPEC = CropSpec(48, 0.12)
@@ -90,3 +91,34 @@ def test_training_runs_and_exports_a_loadable_model(real_dice: Path, tmp_path: P
     assert classifier.card.recipe["train_dice"] == result.card.recipe["train_dice"]
     probs = classifier.predict(np.zeros((2, 48, 48, 3), np.uint8))
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_flip_mirrors_the_crop() -> None:
+    """A mirrored die shows the same pips: the flip is a free, label-keeping augmentation."""
+    image = _die_image()
+    image[44:52, 66:74] = (0, 0, 255)  # a red mark top right: mirrored, it lands top left
+    quad = square_quad((60.0, 60.0), 56.0)
+    still = Augment(max_angle=0.0, scale=(1.0, 1.0), shift=0.0, skew=0.0, p_flip=0.0)
+    flipped = jitter_quad(quad, np.random.default_rng(0), dataclasses.replace(still, p_flip=1.0))
+    plain = crop_square(image, quad, SPEC)
+    # The crop maps the quad's corners to 0 and size, so column x mirrors to size - x.
+    mirrored = np.roll(plain[:, ::-1], 1, axis=1)
+    np.testing.assert_array_equal(crop_square(image, flipped, SPEC)[:, 1:], mirrored[:, 1:])
+    np.testing.assert_array_equal(jitter_quad(quad, np.random.default_rng(0), still), quad)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_rendered_empties_get_their_own_share() -> None:
+    """With `p_extra_empty`, rendered empties are drawn at that share however few they are."""
+    from referee.vision.training import BatchMaker, TrainConfig
+
+    die = Sample(_die_image(), square_quad((60.0, 60.0), 56.0), 3, "real")
+    tray = [Sample(_die_image(), square_quad((60.0, 60.0), 56.0), EMPTY, "tray")] * 99
+    rendered = [Sample(_die_image(), square_quad((60.0, 60.0), 56.0), EMPTY, "render")]
+    config = TrainConfig(p_empty=1.0, p_synthetic=0.0, p_extra_empty=0.5)
+    maker = BatchMaker([die], tray, config, np.random.default_rng(3), [], rendered)
+    groups = [maker.sample(0.5).group for _ in range(400)]
+    assert 150 < groups.count("render") < 250
+    pooled = BatchMaker([die], tray, dataclasses.replace(config, p_extra_empty=None),
+                        np.random.default_rng(3), [], rendered)
+    assert [pooled.sample(0.5).group for _ in range(400)].count("render") < 20
