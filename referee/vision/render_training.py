@@ -90,9 +90,10 @@ RECIPES: dict[str, RenderRecipe] = {
                           arch="c16s2,c32,p,c48,c48,p,c64,p", head="grid"),
     "zensu": RenderRecipe("zensu", RENDER_SETS["zensu"].height, steps=2000),
     # A monomino on a light square looks much like the bare square: a wider margin shows its
-    # bevelled edge and the neighbours' grid lines that it hides.
+    # bevelled edge and the neighbours' grid lines that it hides. Those confusions are among
+    # the common classes: less class balancing.
     "tiles": RenderRecipe("tiles", RENDER_SETS["tiles"].height, size=56, margin=0.2,
-                          steps=2500),
+                          steps=3000, balance=0.25),
     SEAM_MODEL: RenderRecipe(SEAM_MODEL, RENDER_SETS["tiles"].height, steps=1500),
 }
 
