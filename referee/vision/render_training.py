@@ -59,6 +59,8 @@ class RenderRecipe:
     size: int = 48
     margin: float = 0.12
     arch: str = "c16s2,c32,p,c48,c48,p,c64"
+    head: str = "pool"  # "pool": global average pool (any position); "grid": flatten the
+    # last feature map, so the head knows where in the crop a feature is (which corner)
     steps: int = 2500
     batch: int = 64
     lr: float = 4e-3
@@ -82,10 +84,16 @@ class RenderRecipe:
 
 
 RECIPES: dict[str, RenderRecipe] = {
-    # The signs on a Penta-piece are small: a larger input.
-    "penta": RenderRecipe("penta", RENDER_SETS["penta"].height, size=56, steps=2500),
+    # The signs on a Penta-piece are small (a larger input) and the state is the one at the
+    # forward corner (a head that keeps position).
+    "penta": RenderRecipe("penta", RENDER_SETS["penta"].height, size=56, steps=2500,
+                          arch="c16s2,c32,p,c48,c48,p,c64,p", head="grid"),
     "zensu": RenderRecipe("zensu", RENDER_SETS["zensu"].height, steps=2000),
-    "tiles": RenderRecipe("tiles", RENDER_SETS["tiles"].height, steps=2500),
+    # A monomino on a light square looks much like the bare square: a wider margin shows its
+    # bevelled edge and the neighbours' grid lines that it hides. Those confusions are among
+    # the common classes: less class balancing.
+    "tiles": RenderRecipe("tiles", RENDER_SETS["tiles"].height, size=56, margin=0.2,
+                          steps=3000, balance=0.25),
     SEAM_MODEL: RenderRecipe(SEAM_MODEL, RENDER_SETS["tiles"].height, steps=1500),
 }
 
@@ -204,7 +212,7 @@ def _fit(recipe: RenderRecipe, batches: BalancedBatches, val_x: Any, val_y: NDAr
     """The training loop (AdamW, one-cycle, the checkpoint with the best validation)."""
     import torch
 
-    net = build_net(recipe.arch, len(recipe.labels))
+    net = make_net(recipe)
     optimiser = torch.optim.AdamW(net.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     schedule = torch.optim.lr_scheduler.OneCycleLR(
         optimiser, max_lr=recipe.lr, total_steps=recipe.steps, pct_start=0.15)
@@ -230,6 +238,22 @@ def _fit(recipe: RenderRecipe, batches: BalancedBatches, val_x: Any, val_y: NDAr
     net.load_state_dict(best_state)
     say(f"best checkpoint: step {best[2]}, val accuracy {best[0]:.3%}")
     return net, best[2], best[0]
+
+
+def make_net(recipe: RenderRecipe) -> Any:
+    """The dice model's CNN (`training.build_net`), with its head as the recipe says."""
+    import torch
+
+    net = build_net(recipe.arch, len(recipe.labels))
+    if recipe.head == "pool":
+        return net
+    if recipe.head != "grid":
+        raise ModelError(f"unknown head {recipe.head!r} (pool or grid)")
+    body = net[:-3]  # drop global pooling, flatten and the linear layer
+    with torch.no_grad():
+        features = int(body(torch.zeros(1, 3, recipe.size, recipe.size)).numel())
+    return torch.nn.Sequential(*body, torch.nn.Flatten(), torch.nn.Linear(features,
+                                                                          len(recipe.labels)))
 
 
 def _validate(net: Any, x: Any, y: NDArray[np.int64]) -> tuple[float, float]:
@@ -259,7 +283,8 @@ def _recipe(recipe: RenderRecipe, folder: Path, counts: NDArray[np.int64], frame
     out.update({
         "command": f"referee train --pieces {pieces}",
         "architecture": ("arch: cN = conv3x3-BN-ReLU to N channels (s2: stride 2), p = 2x2 "
-                         "max-pool; then global average pool and a linear layer"),
+                         "max-pool; head pool: global average pool and a linear layer; head "
+                         "grid: the last feature map flattened into a linear layer"),
         "optimiser": "AdamW, one-cycle LR, cross-entropy with label smoothing",
         "data": (f"rendered squares cut where the run time cuts them (referee.renders, "
                  f"top_face_quads at {recipe.piece_height} squares), board styles "
