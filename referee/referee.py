@@ -140,9 +140,12 @@ class Referee:
                 return [self._event(EventKind.RESTORED, reading)]
             return []
         if verdict is Verdict.TAKE_BACK:
-            move = self._undo_last()
+            undone = self._undo_last()
             self.phase = Phase.PLAYING
-            return [self._event(EventKind.TAKE_BACK, reading, move=move)]
+            events = [self._event(EventKind.TAKE_BACK, reading, move=undone)]
+            if inference.move is None:
+                return events
+            return events + self._accept(inference, reading)
         if verdict is Verdict.ILLEGAL:
             first = self.phase is not Phase.CORRECTING
             self.phase = Phase.CORRECTING

@@ -21,7 +21,7 @@ from referee.tracking.reading import EMPTY, ColorModel, Reading
 class Verdict(enum.Enum):
     NO_CHANGE = "no change"
     MOVE = "move"
-    TAKE_BACK = "take back"
+    TAKE_BACK = "take back"  # with a move: taken back and that move played instead
     PROMOTE = "promote the piece"  # the piece moved but still shows its old state
     ROLL_PENDING = "roll pending"  # Tensei: the moved die shows 6
     INCOMPLETE = "capture under way"  # the captured piece is off, the capturer not yet moved
@@ -197,6 +197,10 @@ class MoveInferer:
         yield _Candidate(Verdict.NO_CHANGE, None, *self.appearance(position))
         if previous is not None:
             yield _Candidate(Verdict.TAKE_BACK, None, *self.appearance(previous))
+            # The last move taken back and another played in its place, unread between.
+            for move in game.legal_moves(previous):
+                yield _Candidate(Verdict.TAKE_BACK, move, *self.appearance(
+                    game.play(previous, move)))
         slips: set[tuple[int, int]] = set()
         for move in game.legal_moves(position):
             after = game.play(position, move)

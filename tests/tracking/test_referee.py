@@ -172,3 +172,16 @@ def test_a_tensei_ply_read_with_the_next_ones_pending_roll_waits_for_the_roll():
     assert referee.match.moves == [first]
     events = referee.on_reading(reading_of(referee.inferer, both))
     assert kinds(events) == [EventKind.ACCEPTED] and referee.match.moves == [first, reply]
+
+
+def test_a_move_taken_back_and_another_played_unread_between_is_both():
+    referee = Referee(RINNE, DICE, DICE_LABELS)
+    truth = sample_positions()
+    referee.on_reading(reading_of(referee.inferer, truth.positions[0]))
+    referee.on_reading(reading_of(referee.inferer, truth.positions[1]))
+    instead = Move(RINNE.geometry.parse_square("a2"), RINNE.geometry.parse_square("a3"),
+                   State.KNIGHT)
+    replaced = RINNE.play(truth.positions[0], instead)
+    events = referee.on_reading(reading_of(referee.inferer, replaced))
+    assert kinds(events) == [EventKind.TAKE_BACK, EventKind.ACCEPTED]
+    assert referee.match.moves == [instead]
