@@ -304,7 +304,10 @@ class Session:
     def _arm_entry(self, pose: BoardPose) -> np.ndarray | None:
         """The image point where an arm crosses the view's edge now, if one does."""
         changes = self.stabiliser.edge_changes()
-        if changes.max() <= self.settings.stabiliser.change_threshold:
+        strongest = float(changes.max())
+        # An arm crosses one edge; a change on every edge is the light, or a covered lens.
+        if strongest <= self.settings.stabiliser.change_threshold or (
+                strongest < 3 * float(np.median(changes))):
             return None
         files, ranks, m = pose.files, pose.ranks, self.settings.view_margin / 2
         edges = ((files / 2, -m), (files / 2, ranks + m), (-m, ranks / 2), (files + m, ranks / 2))
