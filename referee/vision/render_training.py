@@ -34,8 +34,10 @@ from referee.vision.training import (
     INPUT_NAME,
     MEAN,
     STD,
+    Schedule,
     build_net,
     export_onnx,
+    fit,
     normalise,
     write_card,
 )
@@ -209,35 +211,17 @@ def train_render_model(
 
 def _fit(recipe: RenderRecipe, batches: BalancedBatches, val_x: Any, val_y: NDArray[np.int64],
          say: Callable[[str], None], started: float) -> tuple[Any, int, float]:
-    """The training loop (AdamW, one-cycle, the checkpoint with the best validation)."""
-    import torch
-
+    """The dice models' training loop on this recipe's net and batches."""
     net = make_net(recipe)
-    optimiser = torch.optim.AdamW(net.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimiser, max_lr=recipe.lr, total_steps=recipe.steps, pct_start=0.15)
-    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=recipe.label_smoothing)
-    best: tuple[float, float, int] = (-1.0, 0.0, 0)
-    best_state: dict[str, Any] = {}
-    for step in range(1, recipe.steps + 1):
+
+    def next_batch(step: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
         mild = step > recipe.mild_from * recipe.steps
-        crops, labels = batches.batch(recipe.augment_mild if mild else recipe.augment)
-        net.train()
-        loss = loss_fn(net(torch.from_numpy(normalise(crops))), torch.from_numpy(labels))
-        optimiser.zero_grad(set_to_none=True)
-        loss.backward()
-        optimiser.step()
-        schedule.step()
-        if step % recipe.eval_every == 0 or step == recipe.steps:
-            accuracy, val_loss = _validate(net, val_x, val_y)
-            if (accuracy, -val_loss) >= best[:2]:  # later checkpoints win ties
-                best = (accuracy, -val_loss, step)
-                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-            say(f"step {step}/{recipe.steps} loss {float(loss.detach()):.3f} val acc "
-                f"{accuracy:.3%} val loss {val_loss:.3f} ({time.perf_counter() - started:.0f} s)")
-    net.load_state_dict(best_state)
-    say(f"best checkpoint: step {best[2]}, val accuracy {best[0]:.3%}")
-    return net, best[2], best[0]
+        return batches.batch(recipe.augment_mild if mild else recipe.augment)
+
+    schedule = Schedule(recipe.steps, recipe.lr, recipe.weight_decay, recipe.label_smoothing,
+                        recipe.eval_every)
+    best_step, best_accuracy = fit(net, schedule, next_batch, val_x, val_y, say, started)
+    return net, best_step, best_accuracy
 
 
 def make_net(recipe: RenderRecipe) -> Any:
@@ -254,16 +238,6 @@ def make_net(recipe: RenderRecipe) -> Any:
         features = int(body(torch.zeros(1, 3, recipe.size, recipe.size)).numel())
     return torch.nn.Sequential(*body, torch.nn.Flatten(), torch.nn.Linear(features,
                                                                           len(recipe.labels)))
-
-
-def _validate(net: Any, x: Any, y: NDArray[np.int64]) -> tuple[float, float]:
-    import torch
-
-    net.eval()
-    with torch.no_grad():
-        logits = net(x)
-        loss = float(torch.nn.functional.cross_entropy(logits, torch.from_numpy(y)))
-    return float((logits.argmax(1).numpy() == y).mean()), loss
 
 
 def _folder_margin(folder: Path) -> float:

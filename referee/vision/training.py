@@ -209,38 +209,17 @@ def train_dice(
     )
 
     net = build_net(config.arch, len(DICE_LABELS))
-    optimiser = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimiser, max_lr=config.lr, total_steps=config.steps, pct_start=0.15
-    )
-    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
     batches = BatchMaker(dice, empties, config, rng, extra_dice, extra_empties)
     mild_augment = Augment.mild()
-    best: tuple[float, float, int] = (-1.0, 0.0, 0)
-    best_state: dict[str, Any] = {}
-    for step in range(1, config.steps + 1):
+
+    def next_batch(step: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
         mild = step > config.mild_from * config.steps
         p_extra = config.p_extra_mild if mild else None
-        crops, labels = batches.batch(mild_augment if mild else config.augment, p_extra)
-        net.train()
-        loss = loss_fn(net(torch.from_numpy(normalise(crops))), torch.from_numpy(labels))
-        optimiser.zero_grad(set_to_none=True)
-        loss.backward()
-        optimiser.step()
-        schedule.step()
-        if step % config.eval_every == 0 or step == config.steps:
-            accuracy, val_loss = _validate(net, val_x, val_y)
-            # Later checkpoints win ties: they have seen more augmentation.
-            if (accuracy, -val_loss) >= best[:2]:
-                best = (accuracy, -val_loss, step)
-                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-            say(
-                f"step {step}/{config.steps} loss {float(loss.detach()):.3f} "
-                f"val acc {accuracy:.2%} "
-                f"val loss {val_loss:.3f} ({time.perf_counter() - started:.0f} s)"
-            )
-    net.load_state_dict(best_state)
-    say(f"best checkpoint: step {best[2]}, val accuracy {best[0]:.2%}")
+        return batches.batch(mild_augment if mild else config.augment, p_extra)
+
+    best_step, best_accuracy = fit(net, Schedule(config.steps, config.lr, config.weight_decay,
+                                                 config.label_smoothing, config.eval_every),
+                                   next_batch, val_x, val_y, say, started)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     onnx_path = out / f"{name}.onnx"
@@ -260,10 +239,10 @@ def train_dice(
         output="probabilities",
         seed=config.seed,
         recipe=_recipe(
-            config, len(dice), len(empties) + len(extra_empties), fit_files, val_files, best[2]
+            config, len(dice), len(empties) + len(extra_empties), fit_files, val_files, best_step
         ),
         metrics={
-            "val_accuracy": round(best[0], 4),
+            "val_accuracy": round(best_accuracy, 4),
             "val_squares": len(val),
             "val_note": "held-out photos of the real train split; chose the checkpoint",
         },
@@ -271,7 +250,55 @@ def train_dice(
     seconds = time.perf_counter() - started
     card.recipe["train_seconds"] = round(seconds)
     write_card(card, out / f"{name}.json")
-    return TrainResult(card, onnx_path, best[0], seconds)
+    return TrainResult(card, onnx_path, best_accuracy, seconds)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How a net is trained: AdamW with a one-cycle learning rate, validated every
+    `eval_every` steps."""
+
+    steps: int
+    lr: float
+    weight_decay: float
+    label_smoothing: float
+    eval_every: int
+
+
+def fit(net: Any, schedule: Schedule,
+        next_batch: Callable[[int], tuple[NDArray[np.uint8], NDArray[np.int64]]],
+        val_x: Any, val_y: NDArray[np.int64], say: Callable[[str], None], started: float
+        ) -> tuple[int, float]:
+    """Train `net` on `next_batch(step)` and keep the checkpoint with the best validation;
+    returns its step and validation accuracy."""
+    import torch
+
+    optimiser = torch.optim.AdamW(net.parameters(), lr=schedule.lr,
+                                  weight_decay=schedule.weight_decay)
+    cycle = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=schedule.lr,
+                                                total_steps=schedule.steps, pct_start=0.15)
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=schedule.label_smoothing)
+    best: tuple[float, float, int] = (-1.0, 0.0, 0)
+    best_state: dict[str, Any] = {}
+    for step in range(1, schedule.steps + 1):
+        crops, labels = next_batch(step)
+        net.train()
+        loss = loss_fn(net(torch.from_numpy(normalise(crops))), torch.from_numpy(labels))
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        optimiser.step()
+        cycle.step()
+        if step % schedule.eval_every == 0 or step == schedule.steps:
+            accuracy, val_loss = _validate(net, val_x, val_y)
+            # Later checkpoints win ties: they have seen more augmentation.
+            if (accuracy, -val_loss) >= best[:2]:
+                best = (accuracy, -val_loss, step)
+                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            say(f"step {step}/{schedule.steps} loss {float(loss.detach()):.3f} val acc "
+                f"{accuracy:.2%} val loss {val_loss:.3f} ({time.perf_counter() - started:.0f} s)")
+    net.load_state_dict(best_state)
+    say(f"best checkpoint: step {best[2]}, val accuracy {best[0]:.2%}")
+    return best[2], best[0]
 
 
 def _validate(net: Any, x: Any, y: NDArray[np.int64]) -> tuple[float, float]:
