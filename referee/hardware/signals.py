@@ -23,6 +23,7 @@ from typing import Any, Protocol, TextIO
 
 from referee.errors import SignalsError
 from referee.hardware.button import ButtonAction, ButtonDecoder
+from referee.hardware.closing import Closing
 from referee.hardware.cues import Cue, Lights, Panel, cue_line
 from referee.hardware.pinmap import COLOURS, PinMap, TurnLeds, TurnRgb, load_pin_map
 from referee.rules.core import Color
@@ -52,19 +53,7 @@ class Signals(Protocol):
                  trace: TracebackType | None) -> None: ...
 
 
-class _Closing:
-    def __enter__(self) -> Any:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        self.close()
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-
-class TerminalSignals(_Closing):
+class TerminalSignals(Closing):
     """Signals for a laptop: one line per cue (`[green] move accepted`); no button."""
 
     def __init__(self, stream: TextIO | None = None, *,
@@ -86,7 +75,7 @@ class TerminalSignals(_Closing):
         """Nothing to release."""
 
 
-class GpioSignals(_Closing):
+class GpioSignals(Closing):
     """LEDs, buzzer and button on gpiozero devices built from a pin map.
 
     Every device is made with `pin_factory` (None: gpiozero's default, lgpio on a Pi 5). If
@@ -231,7 +220,7 @@ def _default_factory() -> Any:
     return Device.pin_factory
 
 
-class Ticker(_Closing):
+class Ticker(Closing):
     """Calls `signals.tick(clock())` every `period_s` on a daemon thread until closed."""
 
     def __init__(self, signals: Signals, *, clock: Clock = time.monotonic,

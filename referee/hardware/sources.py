@@ -33,6 +33,7 @@ import cv2
 import numpy as np
 
 from referee.errors import CameraLost, SourceError
+from referee.hardware.closing import Closing
 
 log = logging.getLogger(__name__)
 
@@ -66,17 +67,10 @@ class FrameSource(Protocol):
                  trace: TracebackType | None) -> None: ...
 
 
-class BaseSource:
+class BaseSource(Closing):
     """Context management and iteration; subclasses yield raw BGR arrays from `_read`."""
 
     description = "frames"
-
-    def __enter__(self) -> Any:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        self.close()
 
     def close(self) -> None:
         """Release the file or camera; safe to call twice."""
