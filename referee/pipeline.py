@@ -311,13 +311,13 @@ class Session:
             return None
         files, ranks, m = pose.files, pose.ranks, self.settings.view_margin / 2
         edges = ((files / 2, -m), (files / 2, ranks + m), (-m, ranks / 2), (files + m, ranks / 2))
-        return board_to_image(pose, edges[int(np.argmax(changes))])
+        return np.asarray(pose.to_image(np.array([edges[int(np.argmax(changes))]]))[0])
 
     def _arm_distance(self, turns: int) -> float:
         """How far the first arm came in from the first player's edge, named by `turns`."""
         pose = self.reader.turned(turns)
         assert self._first_arm is not None
-        home = board_to_image(pose, (pose.files / 2, 0.0))
+        home = pose.to_image(np.array([(pose.files / 2, 0.0)]))[0]
         return float(np.linalg.norm(home - self._first_arm))
 
     def _no_board(self, frame_index: int, time_s: float) -> list[Event]:
@@ -350,12 +350,6 @@ class Session:
     def finish(self) -> None:
         if self.recorder is not None:
             self.recorder.finish(self.referee.match)
-
-
-def board_to_image(pose: BoardPose, point: tuple[float, float]) -> np.ndarray:
-    """A point on the board (in squares, a1's outer corner at 0, 0) in the image."""
-    mapped = cv2.perspectiveTransform(np.array([[point]], np.float64), pose.h)
-    return np.asarray(mapped[0, 0])
 
 
 def board_region(frame_bgr: np.ndarray, pose: BoardPose, margin: float = 0.6) -> np.ndarray:
