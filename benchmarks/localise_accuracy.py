@@ -15,6 +15,7 @@ frames (the first ones and the worst) and written there as PNGs."""
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from numpy.typing import NDArray
 from referee.errors import NoBoardError
 from referee.vision.localise import find_board
 from referee.vision.pose import BoardPose, corner_error
+
+DEFAULT_GAMES = ("rinne", "rinne-5x5", "flipflop-3x3", "tensei", "flipflop-5x5", "tensei-5x5")
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,29 @@ class Sample:
         return float(max(np.linalg.norm(c[2] - c[0]), np.linalg.norm(c[3] - c[1])))
 
 
-def rendered(count: int, seed: int, distortion: float) -> Iterator[Sample]:
-    from benchmarks.rendered import GAMES, render
+def rendered(count: int, seed: int, distortion: float, games: tuple[str, ...],
+             cache: Path | None) -> Iterator[Sample]:
+    """Rendered frames; with `cache`, each frame and its truth are kept there (PNG + JSON) and
+    read back on later runs, so that a run times the finder, not the renderer."""
+    from benchmarks.rendered import render
 
+    folder = None if cache is None else cache / f"rendered-{seed}-{distortion:g}"
     for i in range(count):
-        r = render(seed + i, GAMES[i % len(GAMES)], hand=i % 3 == 0, distortion=distortion)
+        game = games[i % len(games)]
+        stem = None if folder is None else folder / f"{i:04d}-{game}"
+        if stem is not None and stem.with_suffix(".json").exists():
+            meta = json.loads(stem.with_suffix(".json").read_text())
+            frame = np.asarray(cv2.imread(str(stem.with_suffix(".png")), cv2.IMREAD_COLOR), dtype=np.uint8)
+            yield Sample(frame, np.array(meta["corners"], dtype=np.float64), meta["files"], meta["ranks"],
+                         game, meta["tilt"], meta["hand"])
+            continue
+        r = render(seed + i, game, hand=i % 3 == 0, distortion=distortion)
+        if stem is not None:
+            stem.parent.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(stem.with_suffix(".png")), r.frame)
+            meta = {"corners": r.corners.tolist(), "files": r.truth.files, "ranks": r.truth.ranks,
+                    "tilt": r.tilt, "hand": r.hand, "truth": r.truth.to_json()}
+            stem.with_suffix(".json").write_text(json.dumps(meta))
         yield Sample(r.frame, r.corners, r.truth.files, r.truth.ranks, r.game, r.tilt, r.hand)
 
 
@@ -102,22 +123,42 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=240)
     parser.add_argument("--seed", type=int, default=20000)
     parser.add_argument("--distortion", type=float, default=1.0, help="lens distortion scale (rendered)")
+    parser.add_argument("--games", default=",".join(DEFAULT_GAMES),
+                        help="comma-separated games, in turn (rendered)")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="keep rendered frames here and reuse them on later runs")
     parser.add_argument("--overlays", type=Path, default=None)
+    parser.add_argument("--failures", type=Path, default=None,
+                        help="write an overlay of every frame not within 1%% here")
+    parser.add_argument("--results", type=Path, default=None, help="per-frame results (JSON lines)")
+    parser.add_argument("--only", default="", help="comma-separated frame numbers to run (a quick look)")
     args = parser.parse_args()
     cv2.setNumThreads(1)
-    samples = (rendered(args.frames, args.seed, args.distortion) if args.source == "rendered"
-               else drawn(args.frames, args.seed))
+    games = tuple(g.strip() for g in args.games.split(",") if g.strip())
+    samples = (rendered(args.frames, args.seed, args.distortion, games, args.cache)
+               if args.source == "rendered" else drawn(args.frames, args.seed))
     results: list[tuple[Sample, float | None, str]] = []
     kept: list[tuple[float, int, NDArray[np.uint8]]] = []
+    finder_s = 0.0
     started = time.perf_counter()
+    indices: list[int] = []
+    only = {int(x) for x in args.only.split(",") if x.strip()}
     for i, sample in enumerate(samples):
+        if only and i not in only:
+            continue
+        t0 = time.process_time()
         try:
             pose: BoardPose | None = find_board(sample.frame, sample.files, sample.ranks)
             err: float | None = 100 * corner_error(pose, sample.corners) / sample.diagonal  # type: ignore[arg-type]
             note = f"{sample.game} tilt {sample.tilt:.0f} error {err:.2f}%"
         except NoBoardError as exc:
             pose, err, note = None, None, f"{sample.game} tilt {sample.tilt:.0f}: {exc}"
+        finder_s += time.process_time() - t0
         results.append((sample, err, note))
+        indices.append(i)
+        if args.failures is not None and (err is None or err >= 1.0):
+            args.failures.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(args.failures / f"{i:04d}-{sample.game}.png"), overlay(sample, pose, note))
         if args.overlays is not None and (i < 4 or err is None or err >= 1.0):
             kept.append((999.0 if err is None else err, i, overlay(sample, pose, note)))
     elapsed = time.perf_counter() - started
@@ -130,8 +171,14 @@ def main() -> None:
     rows.append(("with a hand", [e for s, e, _ in results if s.hand]))
     rows.append(("no hand", [e for s, e, _ in results if not s.hand]))
     print(f"source: {args.source}, frames {len(results)}, seed {args.seed}, distortion {args.distortion}")
-    print(f"wall time {elapsed:.0f} s including rendering")
+    print(f"wall time {elapsed:.0f} s including rendering; find_board CPU time "
+          f"{1000 * finder_s / max(len(results), 1):.0f} ms a frame")
     print(table(rows))
+    if args.results is not None:
+        with args.results.open("w") as out:
+            for i, (sample, err, note) in zip(indices, results, strict=True):
+                out.write(json.dumps({"i": i, "game": sample.game, "tilt": round(sample.tilt, 1),
+                                      "hand": sample.hand, "error": err, "note": note}) + "\n")
     if args.overlays is not None:
         args.overlays.mkdir(parents=True, exist_ok=True)
         first = [k for k in kept if k[1] < 4]

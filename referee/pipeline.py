@@ -29,7 +29,7 @@ from referee.tracking.reading import Reading
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.vision.classifier import Classifier
 from referee.vision.crops import CropSpec, crop_squares
-from referee.vision.localise import find_board, track
+from referee.vision.localise import find_board, refit, track
 from referee.vision.pose import BoardPose
 from referee.vision.settings import VisionSettings, default_settings
 from referee.vision.warp import top_face_quads, warp_board
@@ -126,6 +126,13 @@ class BoardReader:
                 found.rotated(k).corners_array[0] - before.corners_array[0])))
         return self.pose, True
 
+    def settle(self, frame_bgr: np.ndarray) -> BoardPose | None:
+        """The board is still and clear: refit its pose in full (localise.refit), which
+        tracking, following rigid moves only, does not."""
+        if self._found is not None:
+            self._found = refit(frame_bgr, self._found, settings=self.vision.track)
+        return self.pose
+
     @property
     def piece_height(self) -> float:
         """Where the crops are cut: the model's own height if its card names one (it was
@@ -215,11 +222,11 @@ class Session:
             self._first_arm = self._arm_entry(pose)
         if stillness is not Stillness.READ:
             return []
-        events = self._judge(seen, pose, frame_index, time_s)
+        events = self._judge(seen, self.reader.settle(seen), frame_index, time_s)
         named = self.reader.pose
         if named is not None and not np.allclose(named.corners_array, pose.corners_array):
-            # The reading settled which corner is a1: later views are cut in that naming,
-            # so the stillness reference must be too.
+            # The pose was refitted, or the reading settled which corner is a1: later
+            # views are cut from that pose, so the stillness reference must be too.
             self.stabiliser.mark_read(self.reader.view(seen, named))
         else:
             self.stabiliser.mark_read()

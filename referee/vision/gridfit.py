@@ -54,6 +54,7 @@ class Support:
     mid: float             # lines half-way between grid lines: what chance alone gives
     outside: FloatArray    # the grid lines' extensions one square beyond each of the four sides
     visible: float         # fraction of grid-line samples inside the image
+    outside_mid: FloatArray  # the half-way lines' extensions there: what the surroundings give
 
     @property
     def mean(self) -> float:
@@ -65,8 +66,10 @@ class Support:
 
     @property
     def outside_ratio(self) -> float:
-        out = np.nan_to_num(self.outside, nan=0.0)
-        return float(out.max()) / max(self.mean, 1e-6)
+        # Texture beyond the grid (wood grain along one family, ruled paper) supports the
+        # half-way lines' extensions as much as the grid lines'; a bigger grid only the latter.
+        out = np.nan_to_num(self.outside, nan=0.0) - np.nan_to_num(self.outside_mid, nan=0.0)
+        return float(max(out.max(), 0.0)) / max(self.mean, 1e-6)
 
     def reason(self, min_support: float, min_contrast: float, max_outside_ratio: float) -> str | None:
         """Why this is not the grid, or None when it is."""
@@ -118,12 +121,15 @@ def _samples(files: int, ranks: int,
         add(tx, np.full_like(tx, j + 0.5), False)
     n_mid = group - n_grid
     stub = 0.2 + 0.7 * (np.arange(per_square) + 0.5) / per_square  # clear of the crossing
-    for sign, base in ((-1.0, 0.0), (1.0, float(files))):  # y-lines extended past x = 0 / files
-        for j in range(ranks + 1):
-            add(base + sign * stub, np.full_like(stub, j), False, new_group=j == ranks)
-    for sign, base in ((-1.0, 0.0), (1.0, float(ranks))):  # x-lines extended past y = 0 / ranks
-        for i in range(files + 1):
-            add(np.full_like(stub, i), base + sign * stub, True, new_group=i == files)
+    for half in (0.0, 0.5):  # the grid lines' extensions, then the half-way lines'
+        y_lines = np.arange(ranks + (0 if half else 1)) + half
+        x_lines = np.arange(files + (0 if half else 1)) + half
+        for sign, base in ((-1.0, 0.0), (1.0, float(files))):  # y-lines extended past x = 0 / files
+            for j in y_lines:
+                add(base + sign * stub, np.full_like(stub, j), False, new_group=j == y_lines[-1])
+        for sign, base in ((-1.0, 0.0), (1.0, float(ranks))):  # x-lines extended past y = 0 / ranks
+            for i in x_lines:
+                add(np.full_like(stub, i), base + sign * stub, True, new_group=i == x_lines[-1])
     return np.vstack(pts), np.concatenate(owner), n_grid, n_mid, np.vstack(dirs)
 
 
@@ -158,7 +164,8 @@ def grid_support(near: NearestEdges, h: FloatArray, files: int, ranks: int, *,
     mid_seen = seen[n_inner:n_inner + n_mid].sum()
     mid = float(hits[n_inner:n_inner + n_mid].sum() / mid_seen) if mid_seen else 1.0
     visible = float(seen[:n_inner].sum() / total[:n_inner].sum())
-    return Support(inner, mid, frac[n_inner + n_mid:], visible)
+    beyond = frac[n_inner + n_mid:]
+    return Support(inner, mid, beyond[:4], visible, beyond[4:])
 
 
 def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, vertical: bool,
@@ -231,6 +238,27 @@ def solve_lines(points: FloatArray, on_x: NDArray[np.bool_], index: FloatArray, 
     if not np.all(np.isfinite(h_new)) or abs(h_new[2, 2]) < 1e-12:
         return None
     return np.asarray(h_new / h_new[2, 2], dtype=np.float64)
+
+
+def solve_rigid(points: FloatArray, on_x: NDArray[np.bool_], index: FloatArray, weight: FloatArray,
+                h: FloatArray) -> FloatArray | None:
+    """Like solve_lines, but only shifting, turning and scaling the board in its own plane:
+    h @ S with S a similarity. Four unknowns instead of eight, so lines seen on one side of
+    the board cannot bend the grid towards a hand's outline on the other."""
+    if len(points) < 4 or not on_x.any() or on_x.all():
+        return None
+    uvw = np.column_stack([points, np.ones(len(points))]) @ np.linalg.inv(h).T
+    u, v = uvw[:, 0] / uvw[:, 2], uvw[:, 1] / uvw[:, 2]
+    # T = S^-1 = [[a, -b, c], [b, a, d]] puts (u, v) on its line: x = index or y = index
+    zeros, ones = np.zeros(len(u)), np.ones(len(u))
+    design = np.where(on_x[:, None], np.column_stack([u, -v, ones, zeros]),
+                      np.column_stack([v, u, zeros, ones]))
+    w = np.sqrt(weight)
+    (a, b, c, d), *_ = np.linalg.lstsq(design * w[:, None], index * w, rcond=None)
+    if not np.all(np.isfinite((a, b, c, d))) or a * a + b * b < 1e-12:
+        return None
+    moved = h @ np.linalg.inv(np.array([[a, -b, c], [b, a, d], [0.0, 0.0, 1.0]]))
+    return np.asarray(moved / moved[2, 2], dtype=np.float64)
 
 
 @lru_cache(maxsize=64)

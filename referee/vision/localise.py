@@ -1,14 +1,17 @@
 """Find a board's grid in a frame without markers, and track it from frame to frame.
 
-find_board: edges (Canny on a contrast-normalised grey copy) -> Hough lines -> two direction
-families -> hypotheses from pairs of neighbouring lines of each family (the unit square of a
-lattice) -> count the line crossings that fall on that lattice -> refit, pick the window of
-the wanted size -> score on the edge map's distance transform: grid lines supported, half-way
-lines not, lines one square outside not (so a bigger board, the board's own edge or the
-table's edges do not pass) -> sub-pixel fit to the edge pixels at full resolution.
+find_board: edges (Canny per colour channel) -> Hough lines, each voted for only by edge
+pixels whose gradient lies across it -> two direction families -> hypotheses from pairs of
+neighbouring lines of each family (the unit square of a lattice) -> count the line crossings
+that fall on that lattice -> refit, pick the window of the wanted size -> score on the edge
+map's distance transform: grid lines supported, half-way lines not, the grid lines'
+extensions one square outside not beyond what texture there gives (so a bigger board, the
+board's own edge or the table's edges do not pass) -> ICP pull onto the edges -> sub-pixel
+fit to the lines' profiles at full resolution (profiles.py).
 
-track: the same sub-pixel fit started from the previous pose on a half-size crop around the
-board; None when the board has moved too far, so the caller runs find_board again."""
+track: the same profile fit started from the previous pose on a crop around the board, in
+whatever naming of the corners the caller uses; None when the board has moved too far, so
+the caller runs find_board again."""
 
 from __future__ import annotations
 
@@ -55,15 +58,54 @@ def to_grey(frame: NDArray[np.generic]) -> GreyImage:
 # ---------------------------------------------------------------- lines and families
 
 
-def hough_lines(edges: GreyImage, s: LocaliseSettings) -> FloatArray:
-    """Strongest distinct lines as (n, 3) homogeneous rows (cos t, sin t, -rho)."""
-    votes = max(20, int(s.hough_votes * edges.shape[0]))
+def _hough_all(edges: GreyImage, votes: int) -> FloatArray | None:
     found = cv2.HoughLines(edges, 1, np.pi / 180, votes)
+    return None if found is None else np.asarray(found[:, 0, :2], dtype=np.float64)
+
+
+def _hough_by_direction(edges: GreyImage, near: NearestEdges, votes: int,
+                        bin_deg: float = 10.0, slack_deg: float = 12.0) -> FloatArray | None:
+    """(rho, theta) rows, most votes first, each line voted for only by edge pixels whose
+    gradient is within `slack_deg` of its normal."""
+    ys, xs = np.nonzero(edges)  # raster order, as NearestEdges numbers its normals
+    normal = near.normals[1:]
+    angle = np.mod(np.arctan2(normal[:, 1], normal[:, 0]), np.pi)
+    rows: list[FloatArray] = []
+    step = np.radians(bin_deg)
+    slack = np.radians(slack_deg)
+    for lo in np.arange(0.0, np.pi, step):
+        centre = lo + step / 2
+        off = np.abs((angle - centre + np.pi / 2) % np.pi - np.pi / 2)
+        pick = off < step / 2 + slack
+        if pick.sum() < votes:
+            continue
+        mask = np.zeros_like(edges)
+        mask[ys[pick], xs[pick]] = 255
+        # theta in [0, pi): a normal near 0 or pi is one direction, found in the first bin
+        found = cv2.HoughLinesWithAccumulator(mask, 1, np.pi / 180, votes, min_theta=float(lo),
+                                              max_theta=float(min(lo + step, np.pi)))
+        if found is not None:
+            rows.append(np.asarray(found, dtype=np.float64).reshape(-1, 3))
+    if not rows:
+        return None
+    allrows = np.vstack(rows)
+    return allrows[np.argsort(-allrows[:, 2]), :2]
+
+
+def hough_lines(edges: GreyImage, s: LocaliseSettings, near: NearestEdges | None = None) -> FloatArray:
+    """Strongest distinct lines as (n, 3) homogeneous rows (cos t, sin t, -rho).
+
+    With `near` (edge pixels' gradient directions), a line of direction t gets votes only
+    from edge pixels whose gradient lies across it: the outlines and lettering of a row of
+    pieces, or wood grain, no longer add up to a fan of lines through them that fills the
+    line budget, while a grid line's pixels all agree."""
+    votes = max(20, int(s.hough_votes * edges.shape[0]))
+    found = _hough_by_direction(edges, near, votes) if near is not None else _hough_all(edges, votes)
     if found is None:
         return np.zeros((0, 3))
     kept: list[tuple[float, float]] = []
     tol_t = np.radians(s.nms_theta_deg)
-    for rho, theta in found[:, 0, :]:
+    for rho, theta in found:
         close = False
         for r2, t2 in kept:
             dt = abs(theta - t2)
@@ -348,13 +390,13 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
                      percentile=s.canny_percentile)
     if np.count_nonzero(edges) < 2 * (files + ranks) * s.min_square_px:
         raise NoBoardError("no board: the frame has almost no edges (blank or dark)")
-    lines = hough_lines(edges, s)
+    near = NearestEdges.of(edges, work)
+    lines = hough_lines(edges, s, near)
     fam_a, fam_b = split_families(lines, s.family_spread_deg)
     if len(fam_a) < 2 or len(fam_b) < 2:
         raise NoBoardError("no board: no two families of straight lines in view")
     centre = np.array([work.shape[1] / 2, work.shape[0] / 2])
     fam_a, fam_b = sort_family(fam_a, centre), sort_family(fam_b, centre)
-    near = NearestEdges.of(edges, work)
     windows: list[tuple[float, FloatArray]] = []
     for lattice in lattice_hypotheses(fam_a, fam_b, work.shape, s):
         windows += [(score, lattice.h @ t) for score, t in lattice_windows(lattice, near, files, ranks, s)]
@@ -421,12 +463,53 @@ def track(frame_bgr: NDArray[np.uint8], previous: BoardPose, *,
     cannot follow (moved too far, hidden, or gone): run find_board again.
 
     The grid lines' profiles are sampled around the previous pose (one remap of a few
-    thousand points, no edge map), the homography refitted to their peaks, band by band,
-    and the result kept only if its lines show and the lines one square outside do not
-    (a grid that slipped by a square would fail that). The corners keep their names."""
-    s = settings or default_settings().track
+    thousand points, no edge map), and the pose moved rigidly in the board's plane (slid,
+    turned, or the camera nudged a few pixels) to their peaks, band by band: only that,
+    so a hand's outline over part of the grid is outvoted by the lines elsewhere instead of
+    bending the grid towards it. The result is kept only if its lines show and the lines
+    one square outside do not (a grid that slipped by a square would fail that). The
+    corners keep their names, whichever corner `previous` calls a1."""
+    return _follow(frame_bgr, previous, settings or default_settings().track, rigid=True)
+
+
+def refit(frame_bgr: NDArray[np.uint8], pose: BoardPose, *,
+           settings: TrackSettings | None = None) -> BoardPose:
+    """The pose refitted in full, perspective too, on a frame where the board is still and
+    nothing covers it; `pose` itself where that fit is not supported. Tracking keeps the
+    view's perspective as it was found, so this is what follows a camera tilted a little,
+    and it sets the crops of a reading exactly where the squares are."""
+    fitted = _follow(frame_bgr, pose, settings or default_settings().track, rigid=False)
+    return pose if fitted is None else fitted
+
+
+def _follow(frame_bgr: NDArray[np.uint8], previous: BoardPose, s: TrackSettings, *,
+            rigid: bool) -> BoardPose | None:
     if not isinstance(frame_bgr, np.ndarray) or frame_bgr.ndim not in (2, 3) or frame_bgr.size == 0:
         return None
+    # The fit is not exactly symmetric under renaming the corners (the profiles' sampling
+    # grid, argmax ties, rounding), so it always runs in one naming fixed by the image, and
+    # the result goes back to the caller's naming.
+    turns = upright_turns(previous)
+    followed = _fit_near(frame_bgr, previous.rotated(turns), s, rigid=rigid)
+    return None if followed is None else followed.rotated(-turns)
+
+
+def upright_turns(pose: BoardPose) -> int:
+    """The quarter turns that bring a pose to the naming `canonical` gives: a1 at the corner
+    that puts rank 1 nearest the bottom of the image."""
+    files, ranks = pose.files, pose.ranks
+    centre = np.array([[files / 2, ranks / 2], [files / 2, ranks / 2 + 1]])
+    step = 1 if files == ranks else 2
+
+    def upness(k: int) -> float:
+        pts = pose.rotated(k).to_image(centre)
+        return float(pts[1, 1] - pts[0, 1])
+
+    return min(range(0, 4, step), key=upness)
+
+
+def _fit_near(frame_bgr: NDArray[np.uint8], previous: BoardPose, s: TrackSettings, *,
+              rigid: bool) -> BoardPose | None:
     files, ranks = previous.files, previous.ranks
     # the region the board can have moved within (colour kept: some boards' lines differ
     # from the squares in hue more than in brightness)
@@ -436,22 +519,11 @@ def track(frame_bgr: NDArray[np.uint8], previous: BoardPose, *,
     grey = frame_bgr[y0:y1, x0:x1]
     shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
     start = shift @ previous.h
-    # Most frames the board has not moved: one narrow fit and a check. Otherwise the full
-    # band schedule, which follows moves up to about bands[0] of a square.
-    fast = fit_profiles(grey, start, files, ranks, (s.bands[-1],), iterations=1, along=s.along,
-                        step=s.step, robust_rounds=1, peak_ratio=s.peak_ratio)
-    if fast is not None and _moved(start, fast, files, ranks) < 0.5 * s.bands[-1]:
-        support = profile_support(grey, fast, files, ranks, band=0.08, along=s.along, step=s.step,
-                                  peak_ratio=s.peak_ratio)
-        if support.grid >= s.still_support and support.reason(
-                s.min_support, s.min_contrast, s.max_outside_ratio) is None:
-            return BoardPose.from_homography(np.linalg.inv(shift) @ fast, files, ranks)
     h = fit_profiles(grey, start, files, ranks, s.bands, iterations=s.iterations, along=s.along,
-                     step=s.step, robust_rounds=1, peak_ratio=s.peak_ratio)
+                     step=s.step, robust_rounds=1, rigid=rigid)
     if h is None:
         return None
-    support = profile_support(grey, h, files, ranks, band=0.08, along=s.along, step=s.step,
-                                  peak_ratio=s.peak_ratio)
+    support = profile_support(grey, h, files, ranks, band=0.08, along=s.along, step=s.step)
     if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None:
         return None
     h = np.linalg.inv(shift) @ h

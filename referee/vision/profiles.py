@@ -1,14 +1,19 @@
 """Sub-pixel grid lines from intensity profiles across them.
 
 Each grid line is cut into one segment per square (clear of the crossings). Across each
-segment the image is sampled (one cv2.remap for the whole grid, all colour channels), the
-absolute derivative of the profile is averaged along the segment and smoothed, and its peak
-is where the line is: the centre of a printed line (its two edges merge under the
-smoothing) or the step between two checker squares (whose polarity alternates, which the
-absolute value ignores). Averaging along a segment beats wood grain and noise; segments
-under a hand or a die show no clear peak and get no weight. The homography is then fitted
-to the found line points (gridfit.solve_lines), and the same profiles say how well a pose
-is supported, which is all tracking needs."""
+segment the image is sampled (one cv2.remap for the whole grid, all colour channels) and the
+absolute derivative of the profile averaged along the segment; a segment's profile is read
+together with its neighbours on the same line (so both edges of a printed line show even
+where the cells on one side alternate dark and light), smoothed, and its edge heights
+evened out. The centre of symmetry of what remains (the peak of its self-convolution) is
+where the line is: the centre of a printed line or the step between two checker squares
+(whose polarity alternates, which the absolute value ignores). Of the candidates, a
+Gaussian prior around the predicted line picks the strongest near it. Averaging along a
+line beats wood grain and noise; segments under a hand or a die show no clear peak and get
+no weight. The homography is then fitted to the found line points (gridfit.solve_lines)
+with Tukey's biweight, band by band (the last band must still hold a thick line's two
+edges), and the same profiles say how well a pose is supported, which is all tracking
+needs."""
 
 from __future__ import annotations
 
@@ -19,8 +24,14 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from referee.vision.gridfit import solve_lines
+from referee.vision.gridfit import solve_lines, solve_rigid
 from referee.vision.pose import FloatArray
+
+EDGE_GAMMA = 0.4    # edge heights are compressed to this power before the self-convolution
+PRIOR_WIDTH = 0.5   # sd of the prior around the predicted line, as a share of the band
+OUTER_WEIGHT = 0.5  # weight of the outermost lines in the last (narrowest) band
+EARLY_OUTER_WEIGHT = 0.25  # ... in the wider bands before it
+SMALL_OUTER_WEIGHT = 0.5  # ... and in every band on 3x3 boards
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,39 @@ def segments(files: int, ranks: int, along: int = 6, gap: float = 0.15) -> Segme
                     np.array(kind, np.int8), np.array(side, np.int8))
 
 
+@lru_cache(maxsize=64)
+def grid_segments(files: int, ranks: int, along: int = 6) -> Segments:
+    seg = segments(files, ranks, along)
+    grid = seg.kind == 0
+    return Segments(seg.base[grid], seg.normal[grid], seg.on_x[grid], seg.index[grid], seg.kind[grid],
+                    seg.side[grid])
+
+
+@lru_cache(maxsize=64)
+def line_windows(files: int, ranks: int, along: int = 6) -> NDArray[np.int64]:
+    """(n, 3) rows of `grid_segments`: each segment with its neighbours on the same line (at a
+    line's end, the end segment twice). Cells of two colours along a line (a checker, or
+    cells inset from a printed line) make the line's edge towards a dark cell faint and
+    towards a light cell strong: one square's profile shows a single edge, not the line's
+    centre, while neighbours together show both edges."""
+    seg = grid_segments(files, ranks, along)
+    n = len(seg.index)
+    same = (seg.on_x[1:] == seg.on_x[:-1]) & (seg.index[1:] == seg.index[:-1])
+    k = np.arange(n)
+    before = np.where(np.concatenate([[False], same]), k - 1, k)
+    after = np.where(np.concatenate([same, [False]]), k + 1, k)
+    return np.column_stack([before, k, after]).astype(np.int64)
+
+
+@lru_cache(maxsize=64)
+def support_windows(files: int, ranks: int, along: int = 6) -> NDArray[np.int64]:
+    """`line_windows` for the grid lines' segments (which `segments` lists first), every
+    other segment alone."""
+    grid = line_windows(files, ranks, along)
+    rest = np.arange(len(grid), len(segments(files, ranks, along).index))
+    return np.vstack([grid, np.repeat(rest[:, None], 3, axis=1)]).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class Profiles:
     offset: FloatArray          # (n,) where the line is, across the segment (squares)
@@ -77,15 +121,19 @@ class Profiles:
 
 
 def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float, *,
-            step: float = 0.01, smooth: float = 0.015, peak_ratio: float = 0.25) -> Profiles:
-    """Sample every segment's profile across +-band squares and find its peak."""
+            step: float = 0.01, smooth: float = 0.015,
+            windows: NDArray[np.int64] | None = None) -> Profiles:
+    """Sample every segment's profile across +-band squares and find its peak; with
+    `windows`, the peak of each window's segments' profiles together (one row per window)."""
     n_off = 2 * int(np.ceil(band / step)) + 1
     offs = np.linspace(-band, band, n_off)
-    pts = seg.base[:, :, None, :] + offs[None, None, :, None] * seg.normal[:, None, None, :]
-    flat = pts.reshape(-1, 2)
-    mapped = flat @ h[:, :2].T + h[:, 2]
+    # homogeneous image points are linear in the offset: H(b + o n) = H b + o H n
+    at_base = seg.base @ h[:, :2].T + h[:, 2]                       # (n, along, 3)
+    across = (seg.normal @ h[:, :2].T).astype(np.float32)            # (n, 3)
+    mapped = (at_base.astype(np.float32)[:, :, None, :]
+              + offs.astype(np.float32)[None, None, :, None] * across[:, None, None, :]).reshape(-1, 3)
     with np.errstate(divide="ignore", invalid="ignore"):
-        xy = (mapped[:, :2] / mapped[:, 2:3]).astype(np.float32)
+        xy = mapped[:, :2] / mapped[:, 2:3]
     rows, cols = image.shape[:2]
     inside = (mapped[:, 2] > 0) & (xy[:, 0] >= 0) & (xy[:, 0] <= cols - 1)
     inside &= (xy[:, 1] >= 0) & (xy[:, 1] <= rows - 1)
@@ -96,6 +144,11 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     if sampled.ndim == 3:
         sampled = sampled.sum(axis=2)
     deriv = np.abs(np.diff(sampled, axis=1)).reshape(n, along, n_off - 1).mean(axis=1)
+    seen = inside.reshape(n, along * n_off).mean(axis=1) > 0.9
+    if windows is not None:
+        deriv = deriv[windows].mean(axis=1)
+        seen = seen[windows].all(axis=1)
+        n = len(windows)
     sigma = smooth / step
     taps = np.arange(-int(np.ceil(2 * sigma)), int(np.ceil(2 * sigma)) + 1)
     kernel = np.exp(-0.5 * (taps / sigma) ** 2)
@@ -107,16 +160,22 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     # Self-convolution peaks at twice the centre of symmetry: a printed line's two edges
     # and a checker step's single edge both give their centre.
     length = sm.shape[1]
-    spec = np.fft.rfft(sm, 2 * length, axis=1)
+    # A printed line between a dark and a light square has one strong and one weak edge;
+    # unequal edges would make the self-convolution peak at the strong edge rather than at
+    # their centre, so edge heights are evened out (compressed) first.
+    top = np.maximum(sm.max(axis=1, keepdims=True), 1e-9)
+    even = (sm / top) ** EDGE_GAMMA
+    spec = np.fft.rfft(even, 2 * length, axis=1)
     conv = np.fft.irfft(spec * spec, 2 * length, axis=1)[:, : 2 * length - 1]
-    # Of the clear peaks (local maxima at least half the highest), the one nearest the
-    # predicted line: a die's edge or a shadow may be stronger but lies further off.
-    local = np.zeros_like(conv, dtype=bool)
-    local[:, 1:-1] = (conv[:, 1:-1] >= conv[:, :-2]) & (conv[:, 1:-1] >= conv[:, 2:])
-    local &= conv >= peak_ratio * conv.max(axis=1, keepdims=True)
-    centre_index = length - 1 + (-(offs[0] + offs[1]) / step)  # conv index of offset 0
-    distance = np.where(local, np.abs(np.arange(conv.shape[1])[None, :] - centre_index), np.inf)
-    peak = np.where(np.isfinite(distance.min(axis=1)), np.argmin(distance, axis=1), np.argmax(conv, axis=1))
+    # The strongest symmetric structure, weighed by a Gaussian prior around the predicted
+    # line (sd PRIOR_WIDTH x band): a die's edge or a border line may be stronger but lies
+    # further off, while a start a little off the line still reaches it. (Taking the nearest
+    # of the clear peaks instead makes every edge near the start a fixed point.)
+    # conv index k pairs derivative samples i + j = k, i.e. the centre first + k * step / 2;
+    # offset 0 is at k = -2 first / step (the middle, length - 1)
+    centre_index = -(offs[0] + offs[1]) / step
+    far = (np.arange(conv.shape[1]) - centre_index) * step / 2 / (PRIOR_WIDTH * band)
+    peak = np.argmax(conv * np.exp(-0.5 * far ** 2)[None, :], axis=1)
     rows_i = np.arange(n)
     left = conv[rows_i, np.maximum(peak - 1, 0)]
     mid = conv[rows_i, peak]
@@ -128,22 +187,29 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     offset = first + (peak + frac) * step / 2
     centre = np.clip(np.rint((offset - first) / step).astype(np.int64), 0, length - 1)
     strength = sm[rows_i, centre] + 0.5 * sm.max(axis=1)
-    seen = inside.reshape(n, along * n_off).mean(axis=1) > 0.9
     return Profiles(offset, np.where(seen, strength, np.nan))
 
 
 def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
                  bands: tuple[float, ...], *, iterations: int = 2, along: int = 6,
-                 step: float = 0.01, robust_rounds: int = 2, peak_ratio: float = 0.25) -> FloatArray | None:
-    """Refine `h` (board -> image) to the grid lines' profile peaks, band by band."""
-    seg = segments(files, ranks, along)
-    grid = seg.kind == 0
-    sub = Segments(seg.base[grid], seg.normal[grid], seg.on_x[grid], seg.index[grid], seg.kind[grid],
-                   seg.side[grid])
-    mid_t = sub.base.mean(axis=1)
-    for band in bands:
+                 step: float = 0.01, robust_rounds: int = 2, rigid: bool = False) -> FloatArray | None:
+    """Refine `h` (board -> image) to the grid lines' profile peaks, band by band; `rigid`
+    only shifts, turns and scales the board in its plane (see gridfit.solve_rigid)."""
+    solve = solve_rigid if rigid else solve_lines
+    sub = grid_segments(files, ranks, along)
+    windows = line_windows(files, ranks, along)
+    mid_t = sub.base[windows].mean(axis=(1, 2))
+    # The outermost lines often run beside a board's border line, its edge or a margin of
+    # another tone, which the wide bands would follow: they count less there, except on
+    # boards with only two inner lines a family (3x3), which alone leave the homography
+    # barely determined.
+    outermost = (sub.index == 0) | (sub.index == np.where(sub.on_x, files, ranks))
+    small = min(files, ranks) <= 3
+    for b, band in enumerate(bands):
+        outer_weight = (SMALL_OUTER_WEIGHT if small else OUTER_WEIGHT if b == len(bands) - 1
+                        else EARLY_OUTER_WEIGHT)
         for _ in range(iterations):
-            prof = measure(image, h, sub, band, step=step, peak_ratio=peak_ratio)
+            prof = measure(image, h, sub, band, step=step, windows=windows)
             strength = np.nan_to_num(prof.strength, nan=0.0)
             typical = float(np.median(strength[strength > 0])) if np.any(strength > 0) else 0.0
             good = strength > 0.3 * typical
@@ -157,19 +223,17 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
             # that disagree with the rest drop out.
             on_x, index = sub.on_x[good], sub.index[good]
             weight = np.minimum(strength[good] / typical, 1.0)
-            # the outermost lines often run beside a board's border line or edge: trust less
-            outer = (index == 0) | (index == np.where(on_x, files, ranks))
-            weight = np.where(outer, 0.25 * weight, weight)
+            weight = np.where(outermost[good], outer_weight * weight, weight)
             r0 = prof.offset[good] / band
             tukey0 = (1 - np.minimum(np.abs(r0), 1.0) ** 2) ** 2
-            fitted = solve_lines(image_pts, on_x, index, weight * tukey0, h)
+            fitted = solve(image_pts, on_x, index, weight * tukey0, h)
             for _ in range(robust_rounds):
                 if fitted is None:
                     return None
                 resid = _residuals(fitted, image_pts, on_x, index)
                 scale = max(4.5 * float(np.median(np.abs(resid))), 0.015)
                 tukey = (1 - np.minimum(np.abs(resid) / scale, 1.0) ** 2) ** 2
-                fitted = solve_lines(image_pts, on_x, index, weight * tukey, h)
+                fitted = solve(image_pts, on_x, index, weight * tukey, h)
             if fitted is None:
                 return None
             h = fitted
@@ -205,11 +269,12 @@ class ProfileSupport:
 
 def profile_support(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,
                     band: float = 0.12, near: float = 0.03, strong: float = 0.5, along: int = 6,
-                    step: float = 0.01, peak_ratio: float = 0.25) -> ProfileSupport:
+                    step: float = 0.01) -> ProfileSupport:
     """How well a pose is supported: a segment counts when its profile peak lies within
     `near` squares of the predicted line and is at least `strong` x the median grid peak."""
     seg = segments(files, ranks, along)
-    prof = measure(image, h, seg, band, step=step, peak_ratio=peak_ratio)
+    prof = measure(image, h, seg, band, step=step,
+                   windows=support_windows(files, ranks, along))
     s = prof.strength
     grid_s = s[seg.kind == 0]
     ref = float(np.nanmedian(grid_s)) if np.any(np.isfinite(grid_s)) else 0.0

@@ -49,9 +49,7 @@ class TrackSettings:
     iterations: int = 1
     along: int = 4
     step: float = 0.015
-    peak_ratio: float = 0.6
     min_support: float = 0.3
-    still_support: float = 0.25
     min_contrast: float = 0.2
     max_outside_ratio: float = 0.8
     max_move: float = 0.3

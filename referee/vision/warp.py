@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from referee.vision.pose import BoardPose, FloatArray
+from referee.vision.pose import BoardPose, FloatArray, board_corners
 from referee.vision.settings import CropSettings, default_settings
 
 
@@ -67,7 +67,7 @@ def camera_over_board(pose: BoardPose, image_size: tuple[int, int], *,
         focal = float(k[0, 0])
     else:
         shift = np.array([[1.0, 0, -(width - 1) / 2], [0, 1.0, -(height - 1) / 2], [0, 0, 1.0]])
-        focal = _focal_from_homography(shift @ pose.h, width, default_focal * width)
+        focal = _steady_focal(pose, shift, width, default_focal * width)
     m = shift @ pose.h
     a = np.diag([1 / focal, 1 / focal, 1.0]) @ m
     scale = (np.linalg.norm(a[:, 0]) + np.linalg.norm(a[:, 1])) / 2
@@ -79,16 +79,36 @@ def camera_over_board(pose: BoardPose, image_size: tuple[int, int], *,
     return CameraOverBoard((float(centre[0]), float(centre[1])), float(abs(centre[2])), focal)
 
 
-def _focal_from_homography(m: FloatArray, width: int, fallback: float) -> float:
+def _focal_from_homography(m: FloatArray, width: int) -> float | None:
     """The focal length that makes the homography's first two columns orthogonal rotation
-    columns (principal point at the origin), where the view is tilted enough to tell."""
+    columns (principal point at the origin), if a plausible one does."""
     h1, h2 = m[:, 0], m[:, 1]
     denom = h1[2] * h2[2]
     if abs(denom) > 1e-12:
         f2 = -(h1[0] * h2[0] + h1[1] * h2[1]) / denom
         if f2 > 0 and 0.3 * width < np.sqrt(f2) < 5.0 * width:
             return float(np.sqrt(f2))
-    return fallback
+    return None
+
+
+def _steady_focal(pose: BoardPose, shift: FloatArray, width: int, fallback: float,
+                  jitter_px: float = 1.0, tolerance: float = 0.1) -> float:
+    """The pose's focal length where the view is tilted enough to tell it: one that a pixel's
+    error in any corner changes by under `tolerance`. Seen nearly from above the estimate
+    swings from half to twice the true focal length with a pixel, and the top faces with
+    it by a fifth of a square, so `fallback` serves better there."""
+    focal = _focal_from_homography(shift @ pose.h, width)
+    if focal is None:
+        return fallback
+    corners = pose.corners_array.astype(np.float32)
+    board = board_corners(pose.files, pose.ranks).astype(np.float32)
+    for corner, axis in np.ndindex(4, 2):
+        moved = corners.copy()
+        moved[corner, axis] += jitter_px
+        other = _focal_from_homography(shift @ cv2.getPerspectiveTransform(board, moved), width)
+        if other is None or abs(other / focal - 1.0) > tolerance:
+            return fallback
+    return focal
 
 
 def _square_frames(pose: BoardPose, camera: CameraOverBoard, height_ratio: float, pad: float,

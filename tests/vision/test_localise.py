@@ -64,10 +64,27 @@ def test_no_board_raises(kind: str) -> None:
         find_board(frame, 5, 6)
 
 
-def test_wrong_grid_size_raises() -> None:
-    s = scene(9, 7, 7, style="lines", tilt_deg=10.0, rotation_deg=20.0, hand=False, pieces=0.0)
+@pytest.mark.parametrize(("files", "ranks", "style", "wanted"), [
+    (7, 7, "lines", (5, 6)), (7, 7, "checker", (3, 3)), (6, 9, "lines", (5, 5))])
+def test_a_bigger_board_raises(files: int, ranks: int, style: str, wanted: tuple[int, int]) -> None:
+    s = scene(9, files, ranks, style=style, tilt_deg=10.0, rotation_deg=20.0, hand=False, pieces=0.0)
     with pytest.raises(NoBoardError):
-        find_board(s.frame, 5, 6)
+        find_board(s.frame, *wanted)
+
+
+def test_ruled_paper_and_wood_grain_alone_raise() -> None:
+    """Parallel lines in one direction (a ruled page, wood grain) and a few crossing ones are
+    not a grid."""
+    rng = np.random.default_rng(5)
+    frame = np.full((720, 1280, 3), (150, 180, 205), np.uint8)
+    for y in range(40, 720, 23):  # grain or ruling: long near-parallel lines
+        y2 = y + int(rng.integers(-15, 15))
+        cv2.line(frame, (0, y), (1279, y2), (110, 140, 170), int(rng.integers(1, 4)), cv2.LINE_AA)
+    cv2.line(frame, (300, 0), (340, 719), (60, 60, 60), 3, cv2.LINE_AA)  # a margin line or two
+    cv2.line(frame, (900, 0), (880, 719), (60, 60, 60), 3, cv2.LINE_AA)
+    frame = np.clip(frame + rng.normal(0, 4, frame.shape), 0, 255).astype(np.uint8)
+    with pytest.raises(NoBoardError):
+        find_board(frame, 5, 6)
 
 
 @pytest.mark.parametrize("frame", [np.zeros((0, 0, 3), np.uint8), np.zeros((10, 10, 3), np.float32)])
@@ -131,3 +148,22 @@ def test_settings_file_rejects_unknown_keys(tmp_path) -> None:  # type: ignore[n
     path.write_text("[localise]\nwork_width = 'wide'\n")
     with pytest.raises(VisionSettingsError):
         load_settings(path)
+
+
+@pytest.mark.parametrize(("seed", "files", "ranks", "style"), [(13, 5, 5, "checker"), (14, 5, 6, "lines")])
+def test_tracking_keeps_any_naming_of_the_corners(seed: int, files: int, ranks: int, style: str) -> None:
+    s = scene(seed, files, ranks, style=style, tilt_deg=25.0, rotation_deg=70.0, hand=False)
+    pose = find_board(s.frame, files, ranks)
+    size = (s.frame.shape[1], s.frame.shape[0])
+    moved = cv2.warpAffine(s.frame, np.float32([[1, 0, 5], [0, 1, -4]]), size)
+    followed = track(moved, pose)
+    assert followed is not None
+    step = 4 // len(pose.orientations())
+    side = pose.square_size_px()
+    for named in pose.orientations():  # a1 at each corner the referee may have chosen
+        turns = next(k for k in range(0, 4, step) if np.allclose(pose.rotated(k).h, named.h))
+        kept = track(moved, named)
+        assert kept is not None, f"lost the board with a1 turned {turns} quarter turns"
+        # the same grid, and a1 where the caller had it
+        np.testing.assert_allclose(kept.corners_array, followed.rotated(turns).corners_array, atol=1e-6)
+        assert np.linalg.norm(kept.corners_array[0] - named.corners_array[0] - (5, -4)) < 0.1 * side
