@@ -252,7 +252,10 @@ class Session:
         reader = self.reader
         readings = [(k, reader.read(frame_bgr, reader.turned(k), frame_index, time_s))
                     for k in reader.turn_options()]
-        matching = [(k, r) for k, r in readings if self.referee.shows_setup(r)]
+        # Sides read surely first; else those where only some squares were unsure (a board
+        # that shows every piece of the start where it belongs is the start).
+        matching = ([(k, r) for k, r in readings if self.referee.shows_setup(r)]
+                    or [(k, r) for k, r in readings if self.referee.shows_setup(r, clearly=False)])
         if not matching:
             return self.referee.on_reading(readings[0][1])
         decided = False

@@ -92,9 +92,10 @@ class Referee:
 
     def _setup(self, reading: Reading) -> list[Event]:
         """Wait until the board shows the position to start from (the start, or the logged
-        position of a resumed game), then learn each player's piece colour from it."""
+        position of a resumed game), then learn each player's piece colour from it. A square
+        read unsurely does not hold the game up: every square read as the start has it."""
         position = self.match.position
-        if not self.shows_setup(reading):
+        if not self.shows_setup(reading, clearly=False):
             if self._asked_to_set_up:
                 return []
             self._asked_to_set_up = True

@@ -185,3 +185,17 @@ def test_a_move_taken_back_and_another_played_unread_between_is_both():
     events = referee.on_reading(reading_of(referee.inferer, replaced))
     assert kinds(events) == [EventKind.TAKE_BACK, EventKind.ACCEPTED]
     assert referee.match.moves == [instead]
+
+
+def test_a_start_with_an_unsure_square_starts_the_game_but_a_wrong_one_does_not():
+    """Every piece of the start where it belongs is the start, even if an empty square beside
+    a leaning die was read unsurely; one square read as something else is not."""
+    referee = Referee(RINNE, DICE, DICE_LABELS)
+    start = RINNE.start()
+    unsure = reading_of(referee.inferer, start)
+    empty = int(np.flatnonzero(np.argmax(unsure.probabilities, axis=1) == 0)[0])
+    unsure.probabilities[empty] = [0.5, 0.3, 0.2, 0, 0, 0, 0]
+    wrong = reading_of(referee.inferer, start)
+    wrong.probabilities[empty] = [0.3, 0.5, 0.2, 0, 0, 0, 0]
+    assert kinds(referee.on_reading(wrong)) == [EventKind.SET_UP]
+    assert kinds(referee.on_reading(unsure)) == [EventKind.STARTED]
