@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from referee.errors import NoBoardError, VisionSettingsError
-from referee.vision.localise import find_board, track
+from referee.vision.localise import find_board, refit, track
 from referee.vision.pose import BoardPose, board_corners, corner_error
 from referee.vision.settings import load_settings
 from tests.vision.scenes import Scene, make_scene
@@ -167,3 +167,40 @@ def test_tracking_keeps_any_naming_of_the_corners(seed: int, files: int, ranks: 
         # the same grid, and a1 where the caller had it
         np.testing.assert_allclose(kept.corners_array, followed.rotated(turns).corners_array, atol=1e-6)
         assert np.linalg.norm(kept.corners_array[0] - named.corners_array[0] - (5, -4)) < 0.1 * side
+
+
+def _arm_over(frame: np.ndarray, pose: BoardPose) -> np.ndarray:
+    """The frame with a skin-coloured hand over the first rank and a half, its edge a little
+    beyond the second rank line and along it: an edge the grid line's profile would follow."""
+    hand = pose.to_image(np.array([[0.8, -1.5], [0.8, 1.15], [4.2, 1.15], [4.2, -1.5]]))
+    covered = frame.copy()
+    cv2.fillPoly(covered, [hand.astype(np.int32)], (120, 160, 215))
+    return covered
+
+
+def test_tracking_under_an_arm_stays_on_the_board() -> None:
+    """A hand over part of the grid is outvoted by the lines elsewhere: tracking fits only a
+    rigid move, so the arm's outline cannot bend the grid towards it frame after frame."""
+    s = scene(22, 5, 6, style="lines", tilt_deg=30.0, rotation_deg=15.0, hand=False)
+    pose = find_board(s.frame, 5, 6)
+    start = pose
+    covered = _arm_over(s.frame, pose)
+    for _ in range(30):  # the arm stays a second
+        pose = track(covered, pose) or pose
+    assert np.abs(pose.corners_array - start.corners_array).max() < 0.05 * start.square_size_px()
+
+
+def test_refit_follows_a_change_of_view_that_tracking_keeps() -> None:
+    """The camera tilted a little (not a rigid move of the board): tracking keeps the old
+    perspective, the full refit on the still frame finds the new one."""
+    s = scene(22, 5, 6, style="checker", tilt_deg=20.0, rotation_deg=40.0, hand=False)
+    pose = find_board(s.frame, 5, 6)
+    tilt = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1e-5, 0.75e-5, 1.0]])  # corners 12 px
+    tilted = cv2.warpPerspective(s.frame, tilt, (s.frame.shape[1], s.frame.shape[0]))
+    truth = cv2.perspectiveTransform(s.corners[None].astype(np.float64), tilt)[0]
+    tracked = track(tilted, pose)
+    assert tracked is not None
+    refitted = refit(tilted, tracked)
+    assert corner_error(refitted, truth) < 0.003 * s.diagonal
+    assert corner_error(refitted, truth) < 0.6 * corner_error(tracked, truth)
+    assert refit(np.zeros_like(s.frame), pose) is pose  # nothing to fit: the pose stands

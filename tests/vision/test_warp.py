@@ -90,3 +90,18 @@ def test_crops_come_from_one_remap_grid_and_check_the_board_size() -> None:
     assert map_x.shape == map_y.shape == (FILES * RANKS * 40, 32)
     with pytest.raises(ValueError):
         square_crops(frame, pose, RANKS, FILES)
+
+
+def test_the_focal_length_is_taken_from_the_pose_only_where_the_view_tells_it() -> None:
+    """Tilted 30 degrees the pose gives the focal length; seen from straight above a pixel's
+    error swings it between half and twice the truth, so the default stands instead."""
+    from tests.vision.scenes import make_scene
+
+    for tilt, told in ((30.0, True), (2.0, False)):
+        s = make_scene(np.random.default_rng(5), 5, 6, tilt_deg=tilt, rotation_deg=10.0, hand=False)
+        pose = BoardPose.from_homography(s.homography, 5, 6)
+        focal = camera_over_board(pose, (1280, 720), default_focal=0.9).focal
+        if told:
+            assert focal == pytest.approx(s.camera.k[0, 0], rel=0.05)
+        else:
+            assert focal == pytest.approx(0.9 * 1280)
