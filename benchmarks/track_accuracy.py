@@ -10,12 +10,13 @@ frames where tracking gave up, split by whether a hand was in view.
     PYTHONPATH=. python benchmarks/track_accuracy.py FOOTAGE.mp4 ... [--frames N]
 
 The footage used for benchmarks/track_accuracy.md is rendered by benchmarks/replay_games.py
-and tests/data/footage/make_footage.py (their sidecars are kept beside the .mp4), and the demo's footage, whose
-`.expected.json` holds its true corners."""
+and tests/data/footage/make_footage.py (their sidecars are kept beside the .mp4); the demo's
+footage can be given too: its `.expected.json` holds its true corners."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from pathlib import Path
 
@@ -61,13 +62,12 @@ def follow(path: Path, limit: int) -> list[tuple[float, bool, bool]]:
                 pose = tracked or pose
             if not confirmed and frame.timestamp_s - last_search >= REFIND_EVERY_S:
                 last_search = frame.timestamp_s
-                try:
+                with contextlib.suppress(NoBoardError):
                     pose, confirmed = find_board(frame.frame_bgr, known["files"], known["ranks"]), True
-                except NoBoardError:
-                    pass
             if pose is not None:
                 corners = np.array(known["corners"])
-                diagonal = max(np.linalg.norm(corners[2] - corners[0]), np.linalg.norm(corners[3] - corners[1]))
+                diagonal = max(np.linalg.norm(corners[2] - corners[0]),
+                               np.linalg.norm(corners[3] - corners[1]))
                 error = corner_error(pose, corners) / diagonal
                 rows.append((error, bool(known["hand"]), confirmed))
     return rows

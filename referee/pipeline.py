@@ -222,7 +222,7 @@ class Session:
             self._first_arm = self._arm_entry(pose)
         if stillness is not Stillness.READ:
             return []
-        events = self._judge(seen, self.reader.settle(seen), frame_index, time_s)
+        events = self._judge(seen, self.reader.settle(seen) or pose, frame_index, time_s)
         named = self.reader.pose
         if named is not None and not np.allclose(named.corners_array, pose.corners_array):
             # The pose was refitted, or the reading settled which corner is a1: later

@@ -69,6 +69,8 @@ class ModelCard:
     # Height above the board, in squares, at which the crops were cut (the pieces' top face,
     # `warp.top_face_quads`); None: the reader's default (a die's).
     piece_height: float | None = None
+    # How the float model was quantised (vision/quantize.py); empty: a float model.
+    quantization: dict[str, Any] = field(default_factory=dict)
 
     @property
     def crop(self) -> CropSpec:
@@ -102,6 +104,7 @@ class ModelCard:
             "seed": self.seed,
             "recipe": self.recipe,
             "metrics": self.metrics,
+            **({"quantization": self.quantization} if self.quantization else {}),
         }
 
     @classmethod
@@ -142,6 +145,7 @@ class ModelCard:
                 recipe=dict(data.get("recipe", {})),
                 metrics=dict(data.get("metrics", {})),
                 piece_height=_height(inp.get("piece_height")),
+                quantization=dict(data.get("quantization", {})),
             )
         except (KeyError, TypeError, ValueError) as error:
             detail = f"missing field {error}" if isinstance(error, KeyError) else str(error)

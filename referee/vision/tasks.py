@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.errors import ModelError
-from referee.vision.classifier import Classifier, ModelCard, default_models_dir
+from referee.vision.classifier import Classifier, ModelCard, default_models_dir, resolve_model
 from referee.vision.datasets import folder_samples, read_image
 
 if TYPE_CHECKING:
@@ -207,6 +207,29 @@ def record_real_test(onnx_path: Path, data: str | None = None) -> DiceReport:
     card = dataclasses.replace(classifier.card, metrics=metrics)
     write_card(card, onnx_path.with_suffix(".json"))
     return report
+
+
+def quantize_pieces(pieces: str, *, model: str | None = None, frames: int = 30,
+                    eval_frames: int = 200, data: str | None = None,
+                    progress: Callable[[str], None] = print) -> None:
+    """Quantise a piece set's trained float models to int8 (vision/quantize.py) and measure
+    them again as training does, into their cards: dice on the real test split, the others
+    on held-out renders."""
+    from referee.vision.quantize import quantize_model
+    from referee.vision.render_eval import models_of
+
+    first = Path(resolve_model(model or pieces)[0])
+    names = (first,) if pieces == "dice" else tuple(first.parent / f"{name}.onnx"
+                                                    for name in models_of(pieces))
+    for path in names:
+        card = quantize_model(str(path), frames=frames)
+        progress(f"{path}: int8 ({path.stat().st_size // 1024} KiB), calibrated on "
+                 f"{card.quantization['calibration']}")
+    if pieces == "dice":
+        report = record_real_test(first, data)
+        progress(f"real test face accuracy {report.face_accuracy:.2%}")
+    else:
+        record_held_out(pieces, first.parent, eval_frames, progress)
 
 
 def to_json_line(result: dict[str, Any]) -> str:
