@@ -46,7 +46,7 @@ class Reading:
 
 @dataclass(frozen=True, eq=False)
 class ColorModel:
-    """Each player's piece colour, learnt from the start position (Lab means and a spread).
+    """Each player's piece colour, learnt from the start position (Lab medians and a spread).
 
     Any two clearly different colours work: a square's owner probability falls off with its
     colour's distance to each player's mean."""
@@ -60,13 +60,17 @@ class ColorModel:
         groups = [[reading.colors[sq] for sq, o in owners.items() if o == owner] for owner in (0, 1)]
         if not groups[0] or not groups[1]:
             raise ValueError("both players need pieces on the board to learn their colours")
-        means = np.array([np.mean(g, axis=0) for g in groups])
+        # Medians: at a steep view a tall die's crop can miss most of its top face and show
+        # the board instead; one such square must not move a player's colour, nor make the
+        # two players' colours look alike (the start would then be refused).
+        means = np.array([np.median(g, axis=0) for g in groups])
         within = np.concatenate([np.linalg.norm(np.array(g) - m, axis=1)
                                  for g, m in zip(groups, means, strict=True)])
         between = float(np.linalg.norm(means[0] - means[1]))
-        # The spread never falls below a tenth of the distance between the two colours, so a
-        # die caught in a highlight is not declared nobody's.
-        spread = max(float(np.percentile(within, 90)), between / 10.0, 1.0)
+        # The spread is the pieces' median distance from their colour (about 1.5 standard
+        # deviations of a round cloud), never below a tenth of the distance between the two
+        # colours, so a die caught in a highlight is not declared nobody's.
+        spread = max(float(np.median(within)), between / 10.0, 1.0)
         return cls(means, spread)
 
     def swapped(self) -> ColorModel:
