@@ -5,23 +5,25 @@ arms come in) cut into cells. While cells change between frames, hands or pieces
 and nothing is read. Once the board has been still for `settle_s` seconds (time, not frames:
 the camera's frame rate varies) and looks different from the last reading, or anything
 moved since it, one reading is asked for. A hand over the board belongs to an arm, and an
-arm crosses the ring of cells around the grid: while a still frame differs from the last
-reading in that ring, a hand is resting in view, and the board is read only if it stays so
-for `occlusion_timeout_s` (so a piece put down beside the board does not hold the game up
-for long)."""
+arm comes from outside the view: while a still frame differs from the last reading in a
+patch of pixels that reaches the view's edge (or the part of it beyond the camera's frame),
+a hand is resting in view, and the board is read only if it stays so for
+`occlusion_timeout_s`. A piece standing on an edge square may lean into the margin in the
+image, but its patch stops short of the view's edge, so it does not hold the game up."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 
 class Stillness(enum.Enum):
     MOVING = "moving"
     SETTLING = "settling"
-    OCCLUDED = "occluded"  # still, but too much differs from the last reading
+    OCCLUDED = "occluded"  # still, but an arm reaches into the view
     READ = "read now"
     STEADY = "steady"  # still and already read
 
@@ -32,6 +34,13 @@ class StabiliserSettings:
     motion_threshold: float = 6.0  # mean grey-level change of a cell between frames
     change_threshold: float = 9.0  # mean grey-level change of a cell since the last reading
     occlusion_timeout_s: float = 4.0
+    # An arm: pixels changed since the last reading by `arm_threshold` grey levels on average
+    # over `patch_px` (beyond what a shift of the view by `shift_px`, tracking's jitter,
+    # explains), at least `arm_px` of them together, touching the view's edge.
+    arm_threshold: float = 6.0
+    arm_px: int = 40
+    shift_px: int = 2
+    patch_px: int = 5
     cells: tuple[int, int] = (0, 0)  # (columns, rows) of cells; 0 = one per square + margin
 
 
@@ -44,18 +53,62 @@ def cell_means(gray: np.ndarray, columns: int, rows: int) -> np.ndarray:
     return np.asarray(means * (128.0 / max(float(means.mean()), 1.0)))
 
 
+def smoothed(gray: np.ndarray) -> np.ndarray:
+    """`gray` lightly blurred (sensor noise) and normalised by its median (a change of light;
+    the median, since a hand moves the mean)."""
+    image = cv2.blur(gray.astype(np.float32), (3, 3))
+    return np.asarray(image * (128.0 / max(float(np.median(image)), 1.0)))
+
+
+def changed_pixels(now: np.ndarray, before: np.ndarray, threshold: float, *, shift_px: int,
+                   patch_px: int) -> np.ndarray:
+    """Pixels of `now` darker or lighter, on average over `patch_px` around them, by
+    `threshold` than every pixel of `before` within `shift_px`: a view shifted by tracking's
+    jitter shows its lines as no change."""
+    window = np.ones((2 * shift_px + 1, 2 * shift_px + 1), np.uint8)
+    darker = cv2.erode(before, window) - now
+    lighter = now - cv2.dilate(before, window)
+    # Averaged over small patches: a striped sleeve or a hand much like the table changes
+    # few pixels strongly but a patch of them on the whole.
+    change = cv2.blur(np.maximum(np.maximum(darker, lighter), 0), (patch_px, patch_px))
+    return np.asarray(change > threshold)
+
+
+def reaches_in(changed: np.ndarray, outside: np.ndarray | None, min_px: int,
+               shift_px: int) -> bool:
+    """Whether a patch of `changed` pixels of at least `min_px` touches the view's edge or the
+    part of the view beyond the frame (`outside`): something came in from beyond the view."""
+    edge = np.zeros(changed.shape, bool)
+    edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = True
+    if outside is not None and outside.any():
+        # The frame's edge moves with the view: a band along it is neither change nor edge.
+        band = np.ones((2 * shift_px + 1, 2 * shift_px + 1), np.uint8)
+        blank = cv2.dilate(outside.astype(np.uint8), band).astype(bool)
+        changed = changed & ~blank
+        edge |= cv2.dilate(blank.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8),
+                                                           connectivity=8)
+    touching = np.unique(labels[edge & changed])
+    return bool((stats[touching[touching > 0], cv2.CC_STAT_AREA] >= min_px).any())
+
+
 class Stabiliser:
     def __init__(self, columns: int, rows: int, settings: StabiliserSettings | None = None) -> None:
         self.columns, self.rows = columns, rows
         self.settings = settings or StabiliserSettings()
         self._previous: np.ndarray | None = None
+        self._previous_view: np.ndarray | None = None  # `smoothed` of the last frame
         self._reference: np.ndarray | None = None  # the cells at the last reading
+        self._reference_view: np.ndarray | None = None  # and its smoothed view
         self._still_since: float | None = None
         self._stirred = False  # something moved since the last reading
 
-    def update(self, board_gray: np.ndarray, time_s: float) -> Stillness:
+    def update(self, board_gray: np.ndarray, time_s: float, *,
+               outside: np.ndarray | None = None) -> Stillness:
+        """`outside`: the pixels of `board_gray` beyond the camera's frame, if any."""
         cells = cell_means(board_gray, self.columns, self.rows)
         previous, self._previous = self._previous, cells
+        self._previous_view = smoothed(board_gray)
         s = self.settings
         if previous is None or np.abs(cells - previous).max() > s.motion_threshold:
             self._still_since = None
@@ -68,15 +121,20 @@ class Stabiliser:
             return Stillness.SETTLING
         if self._reference is None:
             return Stillness.READ
-        changed = np.abs(cells - self._reference) > s.change_threshold
-        if not changed.any():
-            # A hand came and went: what it did may be too small for the cells (a die
-            # turned to another face), so the board is read once more.
-            return Stillness.READ if self._stirred else Stillness.STEADY
-        ring = np.concatenate([changed[0], changed[-1], changed[1:-1, 0], changed[1:-1, -1]])
-        if ring.any() and still_for < s.occlusion_timeout_s:
+        # A hand came and went: what it did may be too small for the cells (a die turned to
+        # another face), so the board is read once more.
+        if not self._stirred and not (np.abs(cells - self._reference) > s.change_threshold).any():
+            return Stillness.STEADY
+        if still_for < s.occlusion_timeout_s and self._arm_in_view(outside):
             return Stillness.OCCLUDED
         return Stillness.READ
+
+    def _arm_in_view(self, outside: np.ndarray | None) -> bool:
+        assert self._previous_view is not None and self._reference_view is not None
+        s = self.settings
+        changed = changed_pixels(self._previous_view, self._reference_view, s.arm_threshold,
+                                 shift_px=s.shift_px, patch_px=s.patch_px)
+        return reaches_in(changed, outside, s.arm_px, s.shift_px)
 
     def edge_changes(self) -> np.ndarray:
         """How much the cells along each edge of the view differ from the last reading:
@@ -92,9 +150,12 @@ class Stabiliser:
         (or with `board_gray`, the same moment seen in another naming of the corners)."""
         if board_gray is not None:
             self._previous = cell_means(board_gray, self.columns, self.rows)
+            self._previous_view = smoothed(board_gray)
         self._reference = self._previous
+        self._reference_view = self._previous_view
         self._stirred = False
 
     def forget_reading(self) -> None:
         """Read again at the next steady moment (after a re-found board, say)."""
         self._reference = None
+        self._reference_view = None

@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 from referee.vision.pose import BoardPose
-from referee.vision.warp import camera_over_board, square_crops, square_maps, square_quads, warp_board
+from referee.vision.warp import (
+    camera_over_board,
+    square_crops,
+    square_maps,
+    square_quads,
+    view_outside_frame,
+    warp_board,
+)
 from tests.vision.scenes import make_camera
 
 FILES, RANKS = 5, 6
@@ -90,3 +97,16 @@ def test_crops_come_from_one_remap_grid_and_check_the_board_size() -> None:
     assert map_x.shape == map_y.shape == (FILES * RANKS * 40, 32)
     with pytest.raises(ValueError):
         square_crops(frame, pose, RANKS, FILES)
+
+
+def test_the_view_knows_which_of_its_pixels_lie_beyond_the_frame() -> None:
+    frame, pose = board_frame((0, 0))
+    half = np.ascontiguousarray(frame[:, :640])  # a camera that sees only the left half
+    top = warp_board(half, pose, 12, margin=1)
+    outside = view_outside_frame(pose, 12, (640, 720), margin=1)
+    assert outside.shape == top.shape[:2] and 0 < outside.mean() < 1
+    kernel = np.ones((3, 3), np.uint8)
+    well_outside = cv2.erode(outside.astype(np.uint8), kernel).astype(bool)
+    well_inside = cv2.erode((~outside).astype(np.uint8), kernel).astype(bool)
+    assert (top[well_outside] == 0).all() and (top[well_inside].max(axis=1) > 0).all()
+    assert not view_outside_frame(pose, 12, (1280, 720), margin=1).any()
