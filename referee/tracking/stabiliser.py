@@ -14,7 +14,7 @@ image, but its patch stops short of the view's edge, so it does not hold the gam
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -29,19 +29,34 @@ class Stillness(enum.Enum):
 
 
 @dataclass(frozen=True)
+class ArmSettings:
+    """What makes a change since the last reading an arm: pixels changed by `threshold` grey
+    levels on average over `patch_px` (beyond what tracking's jitter explains: the view
+    re-aligned by up to `align_px`, then `shift_px` of slack; and beyond `contrast_share` of
+    the local contrast, what a change of focus does to a line), `min_px` of them together,
+    coming within `edge_px` of the view's edge or of the frame's."""
+
+    threshold: float = 6.0
+    contrast_share: float = 0.1
+    patch_px: int = 5
+    align_px: int = 3
+    shift_px: int = 1
+    min_px: int = 40
+    edge_px: int = 2
+    gap_px: int = 3  # a sleeve and its hand may be this far apart where they meet the grid
+    # Past this share of the view changed, the views do not compare pixel by pixel (the light,
+    # the focus or the pose changed): the ring of cells around the grid must agree.
+    comparable: float = 0.4
+
+
+@dataclass(frozen=True)
 class StabiliserSettings:
     settle_s: float = 0.5
     motion_threshold: float = 6.0  # mean grey-level change of a cell between frames
     change_threshold: float = 9.0  # mean grey-level change of a cell since the last reading
     occlusion_timeout_s: float = 4.0
-    # An arm: pixels changed since the last reading by `arm_threshold` grey levels on average
-    # over `patch_px` (beyond what a shift of the view by `shift_px`, tracking's jitter,
-    # explains), at least `arm_px` of them together, touching the view's edge.
-    arm_threshold: float = 6.0
-    arm_px: int = 40
-    shift_px: int = 2
-    patch_px: int = 5
     cells: tuple[int, int] = (0, 0)  # (columns, rows) of cells; 0 = one per square + margin
+    arm: ArmSettings = field(default_factory=ArmSettings)
 
 
 def cell_means(gray: np.ndarray, columns: int, rows: int) -> np.ndarray:
@@ -60,36 +75,64 @@ def smoothed(gray: np.ndarray) -> np.ndarray:
     return np.asarray(image * (128.0 / max(float(np.median(image)), 1.0)))
 
 
-def changed_pixels(now: np.ndarray, before: np.ndarray, threshold: float, *, shift_px: int,
-                   patch_px: int) -> np.ndarray:
-    """Pixels of `now` darker or lighter, on average over `patch_px` around them, by
-    `threshold` than every pixel of `before` within `shift_px`: a view shifted by tracking's
-    jitter shows its lines as no change."""
-    window = np.ones((2 * shift_px + 1, 2 * shift_px + 1), np.uint8)
+def aligned(before: np.ndarray, now: np.ndarray, search_px: int) -> np.ndarray:
+    """`before` shifted by the whole pixels (at most `search_px` each way) that match `now`
+    best: the tracked pose wanders by a pixel or two in the view."""
+    if search_px <= 0:
+        return before
+    h, w, m = now.shape[0], now.shape[1], search_px
+    core = now[m:h - m, m:w - m]
+    costs = {(dx, dy): float(np.abs(core - before[m + dy:h - m + dy, m + dx:w - m + dx]).mean())
+             for dy in range(-m, m + 1) for dx in range(-m, m + 1)}
+    dx, dy = min(costs, key=lambda k: costs[k])
+    shift = np.array([[1.0, 0.0, -dx], [0.0, 1.0, -dy]])
+    return np.asarray(cv2.warpAffine(before, shift, (w, h), borderMode=cv2.BORDER_REPLICATE))
+
+
+def changed_pixels(now: np.ndarray, before: np.ndarray, arm: ArmSettings) -> np.ndarray:
+    """Pixels of `now` darker or lighter, on average over a patch around them, than every
+    pixel of `before` (aligned with it) nearby: lines a little off are no change."""
+    before = aligned(before, now, arm.align_px)
+    window = np.ones((2 * arm.shift_px + 1, 2 * arm.shift_px + 1), np.uint8)
     darker = cv2.erode(before, window) - now
     lighter = now - cv2.dilate(before, window)
-    # Averaged over small patches: a striped sleeve or a hand much like the table changes
-    # few pixels strongly but a patch of them on the whole.
-    change = cv2.blur(np.maximum(np.maximum(darker, lighter), 0), (patch_px, patch_px))
-    return np.asarray(change > threshold)
+    # A line drawn sharper or softer than before (the camera's focus and noise vary) changes
+    # by a share of its contrast; an arm changes the flat table and margin.
+    patch = np.ones((arm.patch_px, arm.patch_px), np.uint8)
+    contrast = cv2.dilate(before, patch) - cv2.erode(before, patch)
+    change = np.maximum(np.maximum(darker, lighter) - arm.contrast_share * contrast, 0)
+    # Averaged over patches: a striped sleeve or a hand much like the table changes few
+    # pixels strongly but a patch of them on the whole.
+    return np.asarray(cv2.blur(change, (arm.patch_px, arm.patch_px)) > arm.threshold)
 
 
-def reaches_in(changed: np.ndarray, outside: np.ndarray | None, min_px: int,
-               shift_px: int) -> bool:
-    """Whether a patch of `changed` pixels of at least `min_px` touches the view's edge or the
-    part of the view beyond the frame (`outside`): something came in from beyond the view."""
-    edge = np.zeros(changed.shape, bool)
-    edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = True
+def reaches_in(changed: np.ndarray, outside: np.ndarray | None, inner: np.ndarray | None,
+               arm: ArmSettings) -> bool:
+    """Whether `min_px` changed pixels together come within `edge_px` of the view's edge (or
+    of the part of the view beyond the frame, `outside`), and reach `inner` if given."""
+    edge = np.ones(changed.shape, np.uint8)
+    edge[1:-1, 1:-1] = 0
     if outside is not None and outside.any():
         # The frame's edge moves with the view: a band along it is neither change nor edge.
-        band = np.ones((2 * shift_px + 1, 2 * shift_px + 1), np.uint8)
-        blank = cv2.dilate(outside.astype(np.uint8), band).astype(bool)
+        blank = cv2.dilate(outside.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
         changed = changed & ~blank
-        edge |= cv2.dilate(blank.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+        edge[blank] = 1
+    near = cv2.dilate(edge, np.ones((2 * arm.edge_px + 3, 2 * arm.edge_px + 3), np.uint8)) > 0
+    if inner is not None:  # a sleeve's patches and its hand's, a little apart, are one
+        gap = np.ones((2 * arm.gap_px + 1, 2 * arm.gap_px + 1), np.uint8)
+        changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_CLOSE, gap) > 0
     _, labels, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8),
                                                            connectivity=8)
-    touching = np.unique(labels[edge & changed])
-    return bool((stats[touching[touching > 0], cv2.CC_STAT_AREA] >= min_px).any())
+    found = np.unique(labels[near & changed])
+    if inner is not None:
+        found = np.intersect1d(found, labels[inner & changed])
+    return bool((stats[found[found > 0], cv2.CC_STAT_AREA] >= arm.min_px).any())
+
+
+def ring(changed_cells: np.ndarray) -> np.ndarray:
+    """The outer ring of a grid of cells: the margin around the board, where arms cross."""
+    return np.concatenate([changed_cells[0], changed_cells[-1], changed_cells[1:-1, 0],
+                           changed_cells[1:-1, -1]])
 
 
 class Stabiliser:
@@ -121,20 +164,34 @@ class Stabiliser:
             return Stillness.SETTLING
         if self._reference is None:
             return Stillness.READ
+        changed = np.abs(cells - self._reference) > s.change_threshold
         # A hand came and went: what it did may be too small for the cells (a die turned to
         # another face), so the board is read once more.
-        if not self._stirred and not (np.abs(cells - self._reference) > s.change_threshold).any():
+        if not self._stirred and not changed.any():
             return Stillness.STEADY
-        if still_for < s.occlusion_timeout_s and self._arm_in_view(outside):
+        if still_for < s.occlusion_timeout_s and self._arm_in_view(changed, outside):
             return Stillness.OCCLUDED
         return Stillness.READ
 
-    def _arm_in_view(self, outside: np.ndarray | None) -> bool:
+    def _arm_in_view(self, changed_cells: np.ndarray, outside: np.ndarray | None) -> bool:
+        """An arm reaches in from beyond the view. A piece on an edge square may lean into
+        the ring of cells around the grid, but not out to the view's edge."""
         assert self._previous_view is not None and self._reference_view is not None
-        s = self.settings
-        changed = changed_pixels(self._previous_view, self._reference_view, s.arm_threshold,
-                                 shift_px=s.shift_px, patch_px=s.patch_px)
-        return reaches_in(changed, outside, s.arm_px, s.shift_px)
+        arm = self.settings.arm
+        changed = changed_pixels(self._previous_view, self._reference_view, arm)
+        if ring(changed_cells).any():
+            return reaches_in(changed, outside, None, arm)
+        # The ring's cells may miss a sleeve much like the table, but its hand is on the
+        # board; and where the whole view differs (the light, the focus) nothing is told.
+        return bool(changed.mean() <= arm.comparable
+                    and reaches_in(changed, outside, self._inner(changed.shape), arm))
+
+    def _inner(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The view's pixels inside its ring of cells: the grid."""
+        inner = np.zeros(shape[:2], bool)
+        dy, dx = shape[0] // self.rows, shape[1] // self.columns
+        inner[dy:dy * (self.rows - 1), dx:dx * (self.columns - 1)] = True
+        return inner
 
     def edge_changes(self) -> np.ndarray:
         """How much the cells along each edge of the view differ from the last reading:
