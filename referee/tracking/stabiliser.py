@@ -81,10 +81,10 @@ def aligned(before: np.ndarray, now: np.ndarray, search_px: int) -> np.ndarray:
     if search_px <= 0:
         return before
     h, w, m = now.shape[0], now.shape[1], search_px
-    core = now[m:h - m, m:w - m]
-    costs = {(dx, dy): float(np.abs(core - before[m + dy:h - m + dy, m + dx:w - m + dx]).mean())
-             for dy in range(-m, m + 1) for dx in range(-m, m + 1)}
-    dx, dy = min(costs, key=lambda k: costs[k])
+    costs = cv2.matchTemplate(before, np.ascontiguousarray(now[m:h - m, m:w - m]),
+                              cv2.TM_SQDIFF)  # (2m + 1) x (2m + 1): one per shift
+    _, _, (x, y), _ = cv2.minMaxLoc(costs)
+    dx, dy = x - m, y - m
     shift = np.array([[1.0, 0.0, -dx], [0.0, 1.0, -dy]])
     return np.asarray(cv2.warpAffine(before, shift, (w, h), borderMode=cv2.BORDER_REPLICATE))
 

@@ -132,6 +132,15 @@ def test_a_view_shifted_by_tracking_jitter_is_no_arm():
     assert Stillness.OCCLUDED not in states and states.count(Stillness.READ) == 1
 
 
+def test_lines_seen_sharper_than_at_the_last_reading_are_no_arm():
+    stabiliser = Stabiliser(7, 8)
+    # The camera's focus drifts: at the last reading every line, the board's border on the
+    # view's edge too, was softer than now.
+    feed(stabiliser, [cv2.GaussianBlur(board(), (0, 0), 1.2)] * 30, 0.0)
+    states = feed(stabiliser, [board({(1, 1): 90, (2, 2): 230})] * 30, 1.0)
+    assert Stillness.OCCLUDED not in states and states.count(Stillness.READ) == 1
+
+
 def test_the_edge_an_arm_crosses_is_told():
     stabiliser = Stabiliser(7, 8)
     feed(stabiliser, [board()] * 30, 0.0)
