@@ -32,7 +32,7 @@ from referee.vision.crops import CropSpec, crop_squares
 from referee.vision.localise import find_board, refit, track
 from referee.vision.pose import BoardPose
 from referee.vision.settings import VisionSettings, default_settings
-from referee.vision.warp import top_face_quads, warp_board
+from referee.vision.warp import top_face_quads, view_outside_frame, warp_board
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +157,12 @@ class BoardReader:
         top = warp_board(frame_bgr, pose, self.settings.view_px, margin=self.settings.view_margin)
         return np.asarray(cv2.cvtColor(top, cv2.COLOR_BGR2GRAY))
 
+    def view_outside(self, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
+        """Which pixels of `view` lie beyond the frame (an arm may come in across them)."""
+        height, width = frame_bgr.shape[:2]
+        return view_outside_frame(pose, self.settings.view_px, (width, height),
+                                  margin=self.settings.view_margin)
+
     def read(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
              ) -> Reading:
         height, width = frame_bgr.shape[:2]
@@ -216,7 +222,8 @@ class Session:
         if self.reader.moved:  # bumped: the view changed, read the board afresh
             self.reader.moved = False
             self.stabiliser.forget_reading()
-        stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s)
+        stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
+                                           outside=self.reader.view_outside(seen, pose))
         self.last_stillness = stillness
         if self._first_arm is None and self._other_sides and not self.referee.match.moves:
             self._first_arm = self._arm_entry(pose)

@@ -5,25 +5,49 @@ arms come in) cut into cells. While cells change between frames, hands or pieces
 and nothing is read. Once the board has been still for `settle_s` seconds (time, not frames:
 the camera's frame rate varies) and looks different from the last reading, or anything
 moved since it, one reading is asked for. A hand over the board belongs to an arm, and an
-arm crosses the ring of cells around the grid: while a still frame differs from the last
-reading in that ring, a hand is resting in view, and the board is read only if it stays so
-for `occlusion_timeout_s` (so a piece put down beside the board does not hold the game up
-for long)."""
+arm comes in from beyond the view: while a still frame differs from the last reading in a
+patch of pixels that reaches the view's edge (or the frame's, where the view leaves it),
+and on into the grid where the ring of cells around it hardly changed (a sleeve much like
+the table), a hand is resting in view, and the board is read only if it stays so for
+`occlusion_timeout_s`. A piece standing on an edge square may lean into the margin in the
+image, but its patch stops short of the view's edge, so it does not hold the game up."""
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import cv2
 import numpy as np
 
 
 class Stillness(enum.Enum):
     MOVING = "moving"
     SETTLING = "settling"
-    OCCLUDED = "occluded"  # still, but too much differs from the last reading
+    OCCLUDED = "occluded"  # still, but an arm reaches into the view
     READ = "read now"
     STEADY = "steady"  # still and already read
+
+
+@dataclass(frozen=True)
+class ArmSettings:
+    """What makes a change since the last reading an arm: pixels changed by `threshold` grey
+    levels on average over `patch_px` (beyond what tracking's jitter explains: the view
+    re-aligned by up to `align_px`, then `shift_px` of slack; and beyond `contrast_share` of
+    the local contrast, what a change of focus does to a line), `min_px` of them together,
+    coming within `edge_px` of the view's edge or of the frame's."""
+
+    threshold: float = 6.0
+    contrast_share: float = 0.1
+    patch_px: int = 5
+    align_px: int = 3
+    shift_px: int = 1
+    min_px: int = 40
+    edge_px: int = 2
+    gap_px: int = 3  # a sleeve and its hand may be this far apart where they meet the grid
+    # Past this share of the view changed, the views do not compare pixel by pixel (the light,
+    # the focus or the pose changed): the ring of cells around the grid must agree.
+    comparable: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -33,6 +57,7 @@ class StabiliserSettings:
     change_threshold: float = 9.0  # mean grey-level change of a cell since the last reading
     occlusion_timeout_s: float = 4.0
     cells: tuple[int, int] = (0, 0)  # (columns, rows) of cells; 0 = one per square + margin
+    arm: ArmSettings = field(default_factory=ArmSettings)
 
 
 def cell_means(gray: np.ndarray, columns: int, rows: int) -> np.ndarray:
@@ -44,18 +69,90 @@ def cell_means(gray: np.ndarray, columns: int, rows: int) -> np.ndarray:
     return np.asarray(means * (128.0 / max(float(means.mean()), 1.0)))
 
 
+def smoothed(gray: np.ndarray) -> np.ndarray:
+    """`gray` lightly blurred (sensor noise) and normalised by its median (a change of light;
+    the median, since a hand moves the mean)."""
+    image = cv2.blur(gray.astype(np.float32), (3, 3))
+    return np.asarray(image * (128.0 / max(float(np.median(image)), 1.0)))
+
+
+def aligned(before: np.ndarray, now: np.ndarray, search_px: int) -> np.ndarray:
+    """`before` shifted by the whole pixels (at most `search_px` each way) that match `now`
+    best: the tracked pose wanders by a pixel or two in the view."""
+    if search_px <= 0:
+        return before
+    h, w, m = now.shape[0], now.shape[1], search_px
+    costs = cv2.matchTemplate(before, np.ascontiguousarray(now[m:h - m, m:w - m]),
+                              cv2.TM_SQDIFF)  # (2m + 1) x (2m + 1): one per shift
+    _, _, (x, y), _ = cv2.minMaxLoc(costs)
+    dx, dy = x - m, y - m
+    shift = np.array([[1.0, 0.0, -dx], [0.0, 1.0, -dy]])
+    return np.asarray(cv2.warpAffine(before, shift, (w, h), borderMode=cv2.BORDER_REPLICATE))
+
+
+def changed_pixels(now: np.ndarray, before: np.ndarray, arm: ArmSettings) -> np.ndarray:
+    """Pixels of `now` darker or lighter, on average over a patch around them, than every
+    pixel of `before` (aligned with it) nearby: lines a little off are no change."""
+    before = aligned(before, now, arm.align_px)
+    window = np.ones((2 * arm.shift_px + 1, 2 * arm.shift_px + 1), np.uint8)
+    darker = cv2.erode(before, window) - now
+    lighter = now - cv2.dilate(before, window)
+    # A line drawn sharper or softer than before (the camera's focus and noise vary) changes
+    # by a share of its contrast; an arm changes the flat table and margin.
+    patch = np.ones((arm.patch_px, arm.patch_px), np.uint8)
+    contrast = cv2.dilate(before, patch) - cv2.erode(before, patch)
+    change = np.maximum(np.maximum(darker, lighter) - arm.contrast_share * contrast, 0)
+    # Averaged over patches: a striped sleeve or a hand much like the table changes few
+    # pixels strongly but a patch of them on the whole.
+    return np.asarray(cv2.blur(change, (arm.patch_px, arm.patch_px)) > arm.threshold)
+
+
+def reaches_in(changed: np.ndarray, outside: np.ndarray | None, inner: np.ndarray | None,
+               arm: ArmSettings) -> bool:
+    """Whether `min_px` changed pixels together come within `edge_px` of the view's edge (or
+    of the part of the view beyond the frame, `outside`), and reach `inner` if given."""
+    edge = np.ones(changed.shape, np.uint8)
+    edge[1:-1, 1:-1] = 0
+    if outside is not None and outside.any():
+        # The frame's edge moves with the view: a band along it is neither change nor edge.
+        blank = cv2.dilate(outside.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+        changed = changed & ~blank
+        edge[blank] = 1
+    near = cv2.dilate(edge, np.ones((2 * arm.edge_px + 3, 2 * arm.edge_px + 3), np.uint8)) > 0
+    if inner is not None:  # a sleeve's patches and its hand's, a little apart, are one
+        gap = np.ones((2 * arm.gap_px + 1, 2 * arm.gap_px + 1), np.uint8)
+        changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_CLOSE, gap) > 0
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8),
+                                                           connectivity=8)
+    found = np.unique(labels[near & changed])
+    if inner is not None:
+        found = np.intersect1d(found, labels[inner & changed])
+    return bool((stats[found[found > 0], cv2.CC_STAT_AREA] >= arm.min_px).any())
+
+
+def ring(changed_cells: np.ndarray) -> np.ndarray:
+    """The outer ring of a grid of cells: the margin around the board, where arms cross."""
+    return np.concatenate([changed_cells[0], changed_cells[-1], changed_cells[1:-1, 0],
+                           changed_cells[1:-1, -1]])
+
+
 class Stabiliser:
     def __init__(self, columns: int, rows: int, settings: StabiliserSettings | None = None) -> None:
         self.columns, self.rows = columns, rows
         self.settings = settings or StabiliserSettings()
         self._previous: np.ndarray | None = None
+        self._previous_view: np.ndarray | None = None  # `smoothed` of the last frame
         self._reference: np.ndarray | None = None  # the cells at the last reading
+        self._reference_view: np.ndarray | None = None  # and its smoothed view
         self._still_since: float | None = None
         self._stirred = False  # something moved since the last reading
 
-    def update(self, board_gray: np.ndarray, time_s: float) -> Stillness:
+    def update(self, board_gray: np.ndarray, time_s: float, *,
+               outside: np.ndarray | None = None) -> Stillness:
+        """`outside`: the pixels of `board_gray` beyond the camera's frame, if any."""
         cells = cell_means(board_gray, self.columns, self.rows)
         previous, self._previous = self._previous, cells
+        self._previous_view = smoothed(board_gray)
         s = self.settings
         if previous is None or np.abs(cells - previous).max() > s.motion_threshold:
             self._still_since = None
@@ -69,14 +166,33 @@ class Stabiliser:
         if self._reference is None:
             return Stillness.READ
         changed = np.abs(cells - self._reference) > s.change_threshold
-        if not changed.any():
-            # A hand came and went: what it did may be too small for the cells (a die
-            # turned to another face), so the board is read once more.
-            return Stillness.READ if self._stirred else Stillness.STEADY
-        ring = np.concatenate([changed[0], changed[-1], changed[1:-1, 0], changed[1:-1, -1]])
-        if ring.any() and still_for < s.occlusion_timeout_s:
+        # A hand came and went: what it did may be too small for the cells (a die turned to
+        # another face), so the board is read once more.
+        if not self._stirred and not changed.any():
+            return Stillness.STEADY
+        if still_for < s.occlusion_timeout_s and self._arm_in_view(changed, outside):
             return Stillness.OCCLUDED
         return Stillness.READ
+
+    def _arm_in_view(self, changed_cells: np.ndarray, outside: np.ndarray | None) -> bool:
+        """An arm reaches in from beyond the view. A piece on an edge square may lean into
+        the ring of cells around the grid, but not out to the view's edge."""
+        assert self._previous_view is not None and self._reference_view is not None
+        arm = self.settings.arm
+        changed = changed_pixels(self._previous_view, self._reference_view, arm)
+        if ring(changed_cells).any():
+            return reaches_in(changed, outside, None, arm)
+        # The ring's cells may miss a sleeve much like the table, but its hand is on the
+        # board; and where the whole view differs (the light, the focus) nothing is told.
+        return bool(changed.mean() <= arm.comparable
+                    and reaches_in(changed, outside, self._inner(changed.shape), arm))
+
+    def _inner(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The view's pixels inside its ring of cells: the grid."""
+        inner = np.zeros(shape[:2], bool)
+        dy, dx = shape[0] // self.rows, shape[1] // self.columns
+        inner[dy:dy * (self.rows - 1), dx:dx * (self.columns - 1)] = True
+        return inner
 
     def edge_changes(self) -> np.ndarray:
         """How much the cells along each edge of the view differ from the last reading:
@@ -92,9 +208,12 @@ class Stabiliser:
         (or with `board_gray`, the same moment seen in another naming of the corners)."""
         if board_gray is not None:
             self._previous = cell_means(board_gray, self.columns, self.rows)
+            self._previous_view = smoothed(board_gray)
         self._reference = self._previous
+        self._reference_view = self._previous_view
         self._stirred = False
 
     def forget_reading(self) -> None:
         """Read again at the next steady moment (after a re-found board, say)."""
         self._reference = None
+        self._reference_view = None

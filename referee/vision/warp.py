@@ -26,6 +26,38 @@ def warp_board(frame_bgr: NDArray[np.uint8], pose: BoardPose, px_per_square: int
                margin: float = 0.0) -> NDArray[np.uint8]:
     """The board seen from straight above, a1 at the bottom left, `margin` squares of
     surroundings on each side: (ranks + 2m) x (files + 2m) squares of `px_per_square`."""
+    (width, height), view_to_image = _view_geometry(pose, px_per_square, margin)
+    top = cv2.warpPerspective(frame_bgr, view_to_image, (width, height),
+                              flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                              borderMode=cv2.BORDER_CONSTANT)
+    return np.asarray(top, dtype=np.uint8)
+
+
+def view_outside_frame(pose: BoardPose, px_per_square: int, frame_size: tuple[int, int], *,
+                       margin: float = 0.0) -> NDArray[np.bool_]:
+    """Which pixels of `warp_board`'s view fall outside the frame (`frame_size`: width,
+    height): there the view is blank, and what enters the view there comes from outside."""
+    (width, height), view_to_image = _view_geometry(pose, px_per_square, margin)
+    corners = np.array([[0, width - 1, width - 1, 0], [0, 0, height - 1, height - 1]], float)
+    if _inside(view_to_image, corners, frame_size).all():  # the usual case: all of it
+        return np.zeros((height, width), bool)
+    xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
+    inside = _inside(view_to_image, np.stack([xs.ravel(), ys.ravel()]), frame_size)
+    return np.asarray(~inside.reshape(height, width))
+
+
+def _inside(view_to_image: FloatArray, points: FloatArray, frame_size: tuple[int, int]
+            ) -> NDArray[np.bool_]:
+    """Which view pixels (a 2 x N array) map into the frame."""
+    mapped = view_to_image @ np.vstack([points, np.ones(points.shape[1])])
+    x, y = mapped[0] / mapped[2], mapped[1] / mapped[2]
+    return np.asarray((mapped[2] > 0) & (x >= 0) & (y >= 0) & (x <= frame_size[0] - 1)
+                      & (y <= frame_size[1] - 1))
+
+
+def _view_geometry(pose: BoardPose, px_per_square: int, margin: float
+                   ) -> tuple[tuple[int, int], FloatArray]:
+    """The top-down view's size (width, height) and the map from its pixels to the image."""
     if px_per_square < 1:
         raise ValueError(f"px_per_square must be at least 1, not {px_per_square}")
     files, ranks = pose.files, pose.ranks
@@ -35,10 +67,7 @@ def warp_board(frame_bgr: NDArray[np.uint8], pose: BoardPose, px_per_square: int
     # output pixel centre (X, Y) -> board point: x = (X + 0.5) / px - m, y = R + m - (Y + 0.5) / px
     out_to_board = np.array([[1 / px, 0, 0.5 / px - margin], [0, -1 / px, ranks + margin - 0.5 / px],
                              [0, 0, 1.0]])
-    top = cv2.warpPerspective(frame_bgr, pose.h @ out_to_board, (width, height),
-                              flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                              borderMode=cv2.BORDER_CONSTANT)
-    return np.asarray(top, dtype=np.uint8)
+    return (width, height), np.asarray(pose.h @ out_to_board, dtype=np.float64)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
@@ -49,11 +50,18 @@ def test_a_move_is_read_once_the_hand_has_gone_and_the_board_settled():
     assert states[20:].count(Stillness.READ) == 1
 
 
+def with_arm(image: np.ndarray, rows: slice, columns: slice, value: int = 200) -> np.ndarray:
+    """`image` with a hand and its arm painted over `rows` x `columns` (pixels)."""
+    out = image.copy()
+    out[rows, columns] = value
+    return out
+
+
 def test_a_resting_hand_waits_then_reads_after_the_timeout():
     stabiliser = Stabiliser(7, 8, StabiliserSettings(occlusion_timeout_s=2.0))
     feed(stabiliser, [board()] * 30, 0.0)
-    # A hand on the board and its arm across the ring of cells around it.
-    covered = board({(c, r): 200 for c in range(2, 7) for r in range(3, 5)})
+    # A hand on the board and its arm across the ring of cells, out of the view.
+    covered = with_arm(board(), slice(65, 95), slice(45, 140))
     states = feed(stabiliser, [covered] * 90, 1.0)
     read_at = states.index(Stillness.READ)
     assert Stillness.OCCLUDED in states[:read_at]
@@ -75,6 +83,62 @@ def test_several_unread_moves_are_read_once_the_hands_are_gone():
     states = feed(stabiliser, [moved] * 30, 1.0)
     assert Stillness.OCCLUDED not in states and states.count(Stillness.READ) == 1
 
+
+def test_a_piece_leaning_into_the_margin_is_read_once_settled():
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [board()] * 30, 0.0)
+    # A die moved onto a-file's edge square leans, in the image, into the cell left of it:
+    # that cell differs from the last reading for good, but nothing reaches the view's edge.
+    leaning = board({(1, 1): 90})
+    leaning[45:56, 7:30] = 230
+    states = feed(stabiliser, [leaning] * 30, 1.0)
+    assert Stillness.OCCLUDED not in states
+    assert states.index(Stillness.READ) == 17  # settled: 0.5 s after the first still frame
+
+
+def test_an_arm_the_cells_miss_still_holds_the_reading():
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [board()] * 30, 0.0)
+    # A hand on e2 and e1, its striped sleeve down across the ring to the view's edge: the
+    # stripes average to the table's grey, so the ring's cells hardly change.
+    hand = with_arm(board(), slice(105, 135), slice(85, 115))
+    hand[135:, 85:115] = 160
+    hand[136::2, 85:115] = 20
+    states = feed(stabiliser, [hand] * 60, 1.0)
+    assert Stillness.READ not in states and Stillness.OCCLUDED in states
+
+
+def test_an_arm_across_the_frame_edge_is_an_arm():
+    stabiliser = Stabiliser(7, 8)
+    outside = np.zeros((160, 140), bool)
+    outside[130:, :] = True  # the camera's frame ends above the view's bottom
+    blank = board()
+    blank[outside] = 0
+    for i in range(30):
+        if stabiliser.update(blank, i / FPS, outside=outside) is Stillness.READ:
+            stabiliser.mark_read()
+    hand = with_arm(blank, slice(105, 130), slice(85, 110))
+    states = [stabiliser.update(hand, 1.0 + i / FPS, outside=outside) for i in range(60)]
+    assert Stillness.READ not in states and Stillness.OCCLUDED in states
+
+
+def test_a_view_shifted_by_tracking_jitter_is_no_arm():
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [board()] * 30, 0.0)
+    shift = np.array([[1.0, 0.0, -2.0], [0.0, 1.0, 1.0]])  # 2 px left, 1 px down
+    moved = cv2.warpAffine(board({(1, 1): 90, (2, 2): 230}), shift, (140, 160),
+                           borderValue=90)  # the table comes into view
+    states = feed(stabiliser, [moved] * 30, 1.0)
+    assert Stillness.OCCLUDED not in states and states.count(Stillness.READ) == 1
+
+
+def test_lines_seen_sharper_than_at_the_last_reading_are_no_arm():
+    stabiliser = Stabiliser(7, 8)
+    # The camera's focus drifts: at the last reading every line, the board's border on the
+    # view's edge too, was softer than now.
+    feed(stabiliser, [cv2.GaussianBlur(board(), (0, 0), 1.2)] * 30, 0.0)
+    states = feed(stabiliser, [board({(1, 1): 90, (2, 2): 230})] * 30, 1.0)
+    assert Stillness.OCCLUDED not in states and states.count(Stillness.READ) == 1
 
 
 def test_the_edge_an_arm_crosses_is_told():

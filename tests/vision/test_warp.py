@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 from referee.vision.pose import BoardPose
-from referee.vision.warp import camera_over_board, square_crops, square_maps, square_quads, warp_board
+from referee.vision.warp import (
+    camera_over_board,
+    square_crops,
+    square_maps,
+    square_quads,
+    view_outside_frame,
+    warp_board,
+)
 from tests.vision.scenes import make_camera
 
 FILES, RANKS = 5, 6
@@ -105,3 +112,16 @@ def test_the_focal_length_is_taken_from_the_pose_only_where_the_view_tells_it() 
             assert focal == pytest.approx(s.camera.k[0, 0], rel=0.05)
         else:
             assert focal == pytest.approx(0.9 * 1280)
+
+
+def test_the_view_knows_which_of_its_pixels_lie_beyond_the_frame() -> None:
+    frame, pose = board_frame((0, 0))
+    half = np.ascontiguousarray(frame[:, :640])  # a camera that sees only the left half
+    top = warp_board(half, pose, 12, margin=1)
+    outside = view_outside_frame(pose, 12, (640, 720), margin=1)
+    assert outside.shape == top.shape[:2] and 0 < outside.mean() < 1
+    kernel = np.ones((3, 3), np.uint8)
+    well_outside = cv2.erode(outside.astype(np.uint8), kernel).astype(bool)
+    well_inside = cv2.erode((~outside).astype(np.uint8), kernel).astype(bool)
+    assert (top[well_outside] == 0).all() and (top[well_inside].max(axis=1) > 0).all()
+    assert not view_outside_frame(pose, 12, (1280, 720), margin=1).any()
