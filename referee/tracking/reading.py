@@ -44,9 +44,20 @@ class Reading:
         return np.asarray(self.probabilities[:, 0] < threshold)
 
 
+# Lightness counts half in colour distances: the shaded side of a white die seen steeply is
+# as dark as a coloured die's top, while its hue stays white's. Black against white still
+# differs by far more than the spread.
+LIGHTNESS_WEIGHT = 0.5
+
+
+def _weighed(lab: np.ndarray) -> np.ndarray:
+    return np.asarray(lab, dtype=np.float64) * np.array([LIGHTNESS_WEIGHT, 1.0, 1.0])
+
+
 @dataclass(frozen=True, eq=False)
 class ColorModel:
-    """Each player's piece colour, learnt from the start position (Lab medians and a spread).
+    """Each player's piece colour, learnt from the start position (Lab medians, lightness
+    weighed half, and a spread).
 
     Any two clearly different colours work: a square's owner probability falls off with its
     colour's distance to each player's mean."""
@@ -57,7 +68,8 @@ class ColorModel:
     @classmethod
     def learn(cls, reading: Reading, owners: dict[int, int]) -> ColorModel:
         """Learn from squares whose owner is known (`{square: 0 or 1}`)."""
-        groups = [[reading.colors[sq] for sq, o in owners.items() if o == owner] for owner in (0, 1)]
+        groups = [[_weighed(reading.colors[sq]) for sq, o in owners.items() if o == owner]
+                  for owner in (0, 1)]
         if not groups[0] or not groups[1]:
             raise ValueError("both players need pieces on the board to learn their colours")
         # Medians: at a steep view a tall die's crop can miss most of its top face and show
@@ -85,7 +97,8 @@ class ColorModel:
 
     def first_owner_probability(self, colors: np.ndarray) -> np.ndarray:
         """P(the piece belongs to the first player) for each colour row."""
-        d0 = np.sum((colors - self.means[0]) ** 2, axis=1)
-        d1 = np.sum((colors - self.means[1]) ** 2, axis=1)
+        seen = _weighed(colors)
+        d0 = np.sum((seen - self.means[0]) ** 2, axis=1)
+        d1 = np.sum((seen - self.means[1]) ** 2, axis=1)
         z = np.clip((d1 - d0) / (2.0 * self.spread**2), -50.0, 50.0)
         return np.asarray(1.0 / (1.0 + np.exp(-z)))

@@ -146,6 +146,12 @@ class Stabiliser:
         self._reference_view: np.ndarray | None = None  # and its smoothed view
         self._still_since: float | None = None
         self._stirred = False  # something moved since the last reading
+        # Arms are looked for against the last reading taken with none in view: one taken at
+        # the timeout, a hand resting over the board, would make the hand's going look like
+        # an arm coming.
+        self._clean: np.ndarray | None = None
+        self._clean_view: np.ndarray | None = None
+        self._arm_now = False
 
     def update(self, board_gray: np.ndarray, time_s: float, *,
                outside: np.ndarray | None = None) -> Stillness:
@@ -170,17 +176,19 @@ class Stabiliser:
         # another face), so the board is read once more.
         if not self._stirred and not changed.any():
             return Stillness.STEADY
-        if still_for < s.occlusion_timeout_s and self._arm_in_view(changed, outside):
+        self._arm_now = self._arm_in_view(cells, outside)
+        if self._arm_now and still_for < s.occlusion_timeout_s:
             return Stillness.OCCLUDED
         return Stillness.READ
 
-    def _arm_in_view(self, changed_cells: np.ndarray, outside: np.ndarray | None) -> bool:
+    def _arm_in_view(self, cells: np.ndarray, outside: np.ndarray | None) -> bool:
         """An arm reaches in from beyond the view. A piece on an edge square may lean into
         the ring of cells around the grid, but not out to the view's edge."""
-        assert self._previous_view is not None and self._reference_view is not None
+        if self._clean is None or self._clean_view is None or self._previous_view is None:
+            return False
         arm = self.settings.arm
-        changed = changed_pixels(self._previous_view, self._reference_view, arm)
-        if ring(changed_cells).any():
+        changed = changed_pixels(self._previous_view, self._clean_view, arm)
+        if ring(np.abs(cells - self._clean) > self.settings.change_threshold).any():
             return reaches_in(changed, outside, None, arm)
         # The ring's cells may miss a sleeve much like the table, but its hand is on the
         # board; and where the whole view differs (the light, the focus) nothing is told.
@@ -212,8 +220,12 @@ class Stabiliser:
         self._reference = self._previous
         self._reference_view = self._previous_view
         self._stirred = False
+        if not self._arm_now or board_gray is not None:  # (a view in the old naming is no use)
+            self._clean, self._clean_view = self._reference, self._reference_view
 
     def forget_reading(self) -> None:
         """Read again at the next steady moment (after a re-found board, say)."""
         self._reference = None
         self._reference_view = None
+        self._clean = self._clean_view = None
+        self._arm_now = False

@@ -16,7 +16,7 @@ the caller runs find_board again."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -478,7 +478,10 @@ def refit(frame_bgr: NDArray[np.uint8], pose: BoardPose, *,
     nothing covers it; `pose` itself where that fit is not supported. Tracking keeps the
     view's perspective as it was found, so this is what follows a camera tilted a little,
     and it sets the crops of a reading exactly where the squares are."""
-    fitted = _follow(frame_bgr, pose, settings or default_settings().track, rigid=False)
+    s = settings or default_settings().track
+    # Once a reading, so it can afford the careful schedule: more bands, more iterations.
+    careful = replace(s, bands=s.refit_bands, iterations=s.refit_iterations)
+    fitted = _follow(frame_bgr, pose, careful, rigid=False)
     return pose if fitted is None else fitted
 
 

@@ -53,6 +53,8 @@ class TrackSettings:
     min_contrast: float = 0.2
     max_outside_ratio: float = 0.8
     max_move: float = 0.3
+    refit_bands: tuple[float, ...] = (0.2, 0.1, 0.06)
+    refit_iterations: int = 2
 
 
 @dataclass(frozen=True)

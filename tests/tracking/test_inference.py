@@ -153,3 +153,24 @@ def test_a_capture_half_done_is_incomplete_not_illegal(rinne):
     captured_only = RINNE.from_placement({"c5": "R", "a6": "k", "e1": "K"})
     result = rinne.infer(reading_of(rinne, captured_only), pos, colors)
     assert result.verdict is Verdict.INCOMPLETE
+
+
+def test_colours_hold_against_a_shaded_die_and_a_crop_that_missed_its_die():
+    """White against cyan dice seen steeply: one white die's crop showed mostly the brown
+    board, and in play a white die's shaded side reads as dark as a cyan top. The medians
+    keep the colours, the spread stays small enough to tell them apart, and lightness
+    counting half gives the shaded white die to White."""
+    inferer = MoveInferer(RINNE, DICE, DICE_LABELS)
+    start = RINNE.start()
+    reading = reading_of(inferer, start)
+    _, owners = inferer.appearance(start)
+    known = {s: int(o) for s, o in enumerate(owners) if o >= 0}
+    white = [s for s, o in known.items() if o == 0]
+    for square, owner in known.items():
+        reading.colors[square] = [92.0, 2.0, 0.0] if owner == 0 else [72.0, -25.0, -5.0]
+    reading.colors[white[0]] = [36.0, 21.0, 26.0]  # the board, not the die
+    colors = ColorModel.learn(reading, known)
+    assert colors.separation >= 3.0
+    shaded_white, cyan = np.array([[60.0, 2.0, 1.0]]), np.array([[70.0, -24.0, -5.0]])
+    assert colors.first_owner_probability(shaded_white)[0] > 0.9
+    assert colors.first_owner_probability(cyan)[0] < 0.1

@@ -68,6 +68,19 @@ def test_a_resting_hand_waits_then_reads_after_the_timeout():
     assert read_at >= 2 * FPS
 
 
+def test_the_board_is_read_when_a_hand_read_at_the_timeout_goes():
+    """Read under a resting hand at the timeout, that view is no reference for arms: when the
+    hand goes, its absence is no arm coming, and the board is read once it settles."""
+    stabiliser = Stabiliser(7, 8, StabiliserSettings(occlusion_timeout_s=2.0))
+    feed(stabiliser, [board()] * 30, 0.0)
+    covered = with_arm(board(), slice(65, 95), slice(45, 140))
+    assert Stillness.READ in feed(stabiliser, [covered] * 90, 1.0)  # at the timeout
+    gone = feed(stabiliser, [board({(1, 1): 90, (1, 2): 230})] * 40, 4.0)
+    assert Stillness.OCCLUDED not in gone and gone.count(Stillness.READ) == 1
+    again = feed(stabiliser, [covered] * 20, 6.0)  # and a hand coming back is an arm again
+    assert Stillness.OCCLUDED in again
+
+
 def test_a_global_change_of_light_is_neither_motion_nor_change():
     stabiliser = Stabiliser(7, 8)
     feed(stabiliser, [board()] * 30, 0.0)
