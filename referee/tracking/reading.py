@@ -51,7 +51,7 @@ LIGHTNESS_WEIGHT = 0.5
 
 
 def _weighed(lab: np.ndarray) -> np.ndarray:
-    return np.asarray(lab, dtype=np.float64) * np.array([LIGHTNESS_WEIGHT, 1.0, 1.0])
+    return np.asarray(np.asarray(lab, dtype=np.float64) * np.array([LIGHTNESS_WEIGHT, 1.0, 1.0]))
 
 
 @dataclass(frozen=True, eq=False)
