@@ -229,12 +229,14 @@ class Session:
             self._first_arm = self._arm_entry(pose)
         if stillness is not Stillness.READ:
             return []
+        turns = self.reader.turns
         events = self._judge(seen, self.reader.settle(seen) or pose, frame_index, time_s)
         named = self.reader.pose
         if named is not None and not np.allclose(named.corners_array, pose.corners_array):
             # The pose was refitted, or the reading settled which corner is a1: later
             # views are cut from that pose, so the stillness reference must be too.
-            self.stabiliser.mark_read(self.reader.view(seen, named))
+            self.stabiliser.mark_read(self.reader.view(seen, named),
+                                      renamed=self.reader.turns != turns)
         else:
             self.stabiliser.mark_read()
         self.emit_all(events, seen)  # (undistorted: the frame the pose belongs to)

@@ -63,7 +63,8 @@ class ColorModel:
     colour's distance to each player's mean."""
 
     means: np.ndarray  # (2, 3)
-    spread: float
+    spread: float  # how far a player's pieces stray from its colour: most of them lie within
+    typical: float = 0.0  # ... and half of them (0: the spread)
 
     @classmethod
     def learn(cls, reading: Reading, owners: dict[int, int]) -> ColorModel:
@@ -74,26 +75,29 @@ class ColorModel:
             raise ValueError("both players need pieces on the board to learn their colours")
         # Medians: at a steep view a tall die's crop can miss most of its top face and show
         # the board instead; one such square must not move a player's colour, nor make the
-        # two players' colours look alike (the start would then be refused).
+        # two players' colours look alike (the start would then be refused: `separation`).
         means = np.array([np.median(g, axis=0) for g in groups])
         within = np.concatenate([np.linalg.norm(np.array(g) - m, axis=1)
                                  for g, m in zip(groups, means, strict=True)])
         between = float(np.linalg.norm(means[0] - means[1]))
-        # The spread is the pieces' median distance from their colour (about 1.5 standard
-        # deviations of a round cloud), never below a tenth of the distance between the two
-        # colours, so a die caught in a highlight is not declared nobody's.
-        spread = max(float(np.median(within)), between / 10.0, 1.0)
-        return cls(means, spread)
+        # Neither falls below a tenth of the distance between the two colours, so a die
+        # caught in a highlight is not declared nobody's.
+        floor = max(between / 10.0, 1.0)
+        spread = max(float(np.percentile(within, 90)), floor)
+        return cls(means, spread, max(float(np.median(within)), floor))
 
     def swapped(self) -> ColorModel:
         """The same colours with the players' roles exchanged (the board seen from the other
         side)."""
-        return ColorModel(self.means[::-1].copy(), self.spread)
+        return ColorModel(self.means[::-1].copy(), self.spread, self.typical)
 
     @property
     def separation(self) -> float:
-        """Distance between the two colours in units of spread: under ~3 they are too alike."""
-        return float(np.linalg.norm(self.means[0] - self.means[1]) / self.spread)
+        """Distance between the two colours in units of a typical piece's distance from its
+        colour (about 1.5 standard deviations of a round cloud; the spread, which owner
+        probabilities use, would let one piece whose crop missed it decide): under ~3 they
+        are too alike."""
+        return float(np.linalg.norm(self.means[0] - self.means[1]) / (self.typical or self.spread))
 
     def first_owner_probability(self, colors: np.ndarray) -> np.ndarray:
         """P(the piece belongs to the first player) for each colour row."""
