@@ -8,9 +8,10 @@ moved since it, one reading is asked for. A hand over the board belongs to an ar
 arm comes in from beyond the view: while a still frame differs from the last reading taken
 with no arm in view in a patch of pixels that reaches the view's edge (or the frame's,
 where the view leaves it), and on into the grid where the ring of cells around it hardly
-changed (a sleeve much like the table), a hand is resting in view, and the board is read only if it stays so for
-`occlusion_timeout_s`. A piece standing on an edge square may lean into the margin in the
-image, but its patch stops short of the view's edge, so it does not hold the game up."""
+changed (a sleeve much like the table), a hand is resting in view, and the board is read
+only if it stays so for `occlusion_timeout_s`. A piece standing on an edge square may lean
+into the margin in the image, but its patch stops short of the view's edge, so it does not
+hold the game up."""
 
 from __future__ import annotations
 
