@@ -9,10 +9,10 @@ needs `--resume` or another `--out`.
 A video file (or a folder of images) stands in for the camera as a camera would deliver
 it: at its own frame rate (`speed` times), from `start_s` seconds in. Resumed, footage
 carries on from where the log stops, as a camera would still be looking at the table, not
-from its first frame: a little before the last logged event, so that the resumed referee has
-the time the first run had to see the logged position: a search for the board (at most one
-every `refind_every_s`) and the stabiliser's `settle_s`. Footage that shows an earlier
-position first is only waited through. A camera's times carry on from the last logged
+from its first frame: the stabiliser's `settle_s` before the last logged event, the steady
+moment at which the first run read the logged position (earlier frames may show the hand
+that made the last move). Footage that shows an earlier position first is only waited
+through. A camera's times carry on from the last logged
 event's."""
 
 from __future__ import annotations
@@ -129,9 +129,12 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
     try:
         live = start_referee(options, print_line)
         settings = live.reader.settings
+        # From the start of the steady moment the last event was read at: earlier frames
+        # may still show the hand that made that move, and a first reading with an arm in
+        # view makes the arm's going look like another coming. (The first frame is searched
+        # for the board at once.)
         open_camera = open_camera or camera_opener(
-            options, live.resumed_at_s,
-            rewind_s=settings.refind_every_s + settings.stabiliser.settle_s)
+            options, live.resumed_at_s, rewind_s=settings.stabiliser.settle_s)
         referee_frames(live, options, signals, open_camera, print_line=print_line, clock=clock,
                        sleep=sleep)
     finally:

@@ -17,7 +17,10 @@ from referee.hardware.sources import BaseSource, Frame, FrameSource, open_source
 FOOTAGE = Path(__file__).parent / "data" / "footage" / "rinne-dice-31.mp4"
 # When the uninterrupted run accepts each ply of FOOTAGE (its log), and the plies themselves.
 PLY_TIMES = (4.433, 8.767, 15.3, 15.3, 19.7, 24.2)
-PLIES = tuple(json.loads(FOOTAGE.with_suffix(".expected.json").read_text())["plies"])
+EXPECTED = json.loads(FOOTAGE.with_suffix(".expected.json").read_text())
+PLIES = tuple(EXPECTED["plies"])
+# When the hand that made each ply has left the view (the footage runs at 30 frames a second)
+HANDS_GONE = tuple(last / 30.0 for _, last in EXPECTED["hand_frames"])
 
 
 class FakeClock:

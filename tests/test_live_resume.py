@@ -21,8 +21,8 @@ from referee.record import Recorder, load_log
 from referee.rules import Match, find_game
 from tests.footage_camera import (
     FOOTAGE,
+    HANDS_GONE,
     PLIES,
-    PLY_TIMES,
     ScriptedCamera,
     Stretch,
     accepted_moves,
@@ -95,7 +95,7 @@ def test_a_resumed_game_waits_for_the_board_to_show_the_logged_position(tmp_path
     events = logged_events(tmp_path / "game.jsonl")[3:]
     assert [(e["kind"], e["detail"]) for e in events] == [
         ("SET_UP", "set up the logged position"), ("STARTED", "White to move")]
-    assert float(events[1]["time_s"]) > PLY_TIMES[1] - 0.5
+    assert float(events[1]["time_s"]) > HANDS_GONE[1]  # the second ply made, its hand gone
     assert accepted_moves(tmp_path / "game.jsonl") == MOVES[:2]
     assert (tmp_path / "signals.txt").read_text().splitlines() == [
         "[amber] set up the board", "[turn] White to move"]
