@@ -17,7 +17,6 @@ from collections import Counter
 from pathlib import Path
 
 import cv2
-
 import numpy as np
 
 from referee.renders import dice_squares

@@ -430,7 +430,7 @@ def load_onnx_weights(net: Any, path: str | Path, calibration: Any) -> None:
         linear.bias.copy_(torch.from_numpy(np.array(weights[gemm.input[2]])))
         net.eval()
         net(calibration)  # exact folded model; the hooks see each convolution's output
-        for (conv, norm), out in zip(pairs, outputs, strict=True):
+        for (_conv, norm), out in zip(pairs, outputs, strict=True):
             mean = out.mean(dim=(0, 2, 3))
             std = out.var(dim=(0, 2, 3)).add(norm.eps).sqrt()
             # (x - mean) / std * std + (mean + b) = x + b: the same function in eval mode.
