@@ -82,8 +82,9 @@ def main() -> None:
                         f"--frames {args.frames}"
                         + (f" --first-seed {args.first_seed}" if args.first_seed != FIRST_SEED
                            else "")),
-            "note": "rendered boards apart from the training seeds, measured after training, "
-                    "never used to choose"}
+            "note": "rendered boards apart from the training seeds, measured after training; "
+                    "not used to choose checkpoints or recipes (those: seeds from 600000 and "
+                    "800000), only to check a model before committing it"}
         card = dataclasses.replace(classifier.card, metrics=metrics)
         write_card(card, classifier.path.with_suffix(".json"))
         print(f"recorded in {classifier.path.with_suffix('.json')}")

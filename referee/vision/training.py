@@ -85,6 +85,10 @@ class TrainConfig:
     # time cuts them, off-centre dice included: a small shift keeps what tells an empty
     # square with a neighbour leaning in from a die (where in the crop the die is).
     render_shift: float | None = None
+    # Rendered boards (dice_squares, no hands) of seeds from `val_render_seed` join the
+    # validation: the checkpoint is chosen on the mean of the real and rendered accuracies.
+    val_render_frames: int = 0
+    val_render_seed: int = 800_000
 
     @property
     def spec(self) -> CropSpec:
@@ -230,6 +234,14 @@ def train_dice(
     val = real.die_samples(val_files) + real.empty_samples(
         np.random.default_rng(config.seed + 1), 4, val_files
     )
+    val_groups = np.zeros(len(val), np.int64)
+    if config.val_render_frames:
+        from referee.renders import dice_squares
+
+        seeds = range(config.val_render_seed, config.val_render_seed + config.val_render_frames)
+        rendered = [s for seed in seeds for s in dice_squares(seed, hands=0.0).samples]
+        val += rendered
+        val_groups = np.concatenate([val_groups, np.ones(len(rendered), np.int64)])
     val_x = torch.from_numpy(normalise(fixed_crops(val, config.spec)))
     val_y = np.array([s.label for s in val])
     say(
@@ -263,7 +275,7 @@ def train_dice(
 
     best_step, best_accuracy = fit(net, Schedule(config.steps, config.lr, config.weight_decay,
                                                  config.label_smoothing, config.eval_every),
-                                   next_batch, val_x, val_y, say, started)
+                                   next_batch, val_x, val_y, say, started, val_groups)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     onnx_path = out / f"{name}.onnx"
@@ -289,7 +301,10 @@ def train_dice(
         metrics={
             "val_accuracy": round(best_accuracy, 4),
             "val_squares": len(val),
-            "val_note": "held-out photos of the real train split; chose the checkpoint",
+            "val_note": "held-out photos of the real train split"
+            + (f" and {config.val_render_frames} rendered boards (seeds from "
+               f"{config.val_render_seed}; the mean of the two accuracies)"
+               if config.val_render_frames else "") + "; chose the checkpoint",
         },
     )
     seconds = time.perf_counter() - started
@@ -312,10 +327,11 @@ class Schedule:
 
 def fit(net: Any, schedule: Schedule,
         next_batch: Callable[[int], tuple[NDArray[np.uint8], NDArray[np.int64]]],
-        val_x: Any, val_y: NDArray[np.int64], say: Callable[[str], None], started: float
-        ) -> tuple[int, float]:
+        val_x: Any, val_y: NDArray[np.int64], say: Callable[[str], None], started: float,
+        val_groups: NDArray[np.int64] | None = None) -> tuple[int, float]:
     """Train `net` on `next_batch(step)` and keep the checkpoint with the best validation;
-    returns its step and validation accuracy."""
+    returns its step and validation accuracy (with `val_groups`, one group index a
+    validation crop: the mean of the groups' accuracies)."""
     import torch
 
     optimiser = torch.optim.AdamW(net.parameters(), lr=schedule.lr,
@@ -334,7 +350,7 @@ def fit(net: Any, schedule: Schedule,
         optimiser.step()
         cycle.step()
         if step % schedule.eval_every == 0 or step == schedule.steps:
-            accuracy, val_loss = _validate(net, val_x, val_y)
+            accuracy, val_loss = _validate(net, val_x, val_y, val_groups)
             # Later checkpoints win ties: they have seen more augmentation.
             if (accuracy, -val_loss) >= best[:2]:
                 best = (accuracy, -val_loss, step)
@@ -346,14 +362,18 @@ def fit(net: Any, schedule: Schedule,
     return best[2], best[0]
 
 
-def _validate(net: Any, x: Any, y: NDArray[np.int64]) -> tuple[float, float]:
+def _validate(net: Any, x: Any, y: NDArray[np.int64],
+              groups: NDArray[np.int64] | None = None) -> tuple[float, float]:
     import torch
 
     net.eval()
     with torch.no_grad():
         logits = net(x)
         loss = float(torch.nn.functional.cross_entropy(logits, torch.from_numpy(y)))
-    return float((logits.argmax(1).numpy() == y).mean()), loss
+    right = logits.argmax(1).numpy() == y
+    if groups is None:
+        return float(right.mean()), loss
+    return float(np.mean([right[groups == g].mean() for g in np.unique(groups)])), loss
 
 
 def _recipe(

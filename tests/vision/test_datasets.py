@@ -169,3 +169,16 @@ def test_recipe_settings_parse_as_their_fields() -> None:
         0.001, 300, 0.05, None)
     with pytest.raises(ModelError, match="bad setting"):
         with_settings(TrainConfig(), ["nonsense=1"])
+
+
+def test_hard_crop_folder_keeps_only_what_the_model_finds_hard(
+    dice_model: Path, tmp_path: Path
+) -> None:
+    from referee.renders import dice_squares, write_hard_crop_folder
+
+    squares = len(dice_squares(500_000).samples)
+    assert write_hard_crop_folder(str(tmp_path / "all"), range(500_000, 500_001), dice_model,
+                                  below=1.01) == squares
+    assert len(folder_samples(tmp_path / "all", margin=0.3)) == squares
+    assert write_hard_crop_folder(str(tmp_path / "none"), range(500_000, 500_001), dice_model,
+                                  below=0.0) == 0
