@@ -5,18 +5,24 @@ tables, dice colours, light and camera are drawn afresh; the crops are cut where
 pose puts each square's top face, exactly as the referee cuts them at run time, so this
 measures the classifier, not the board finder. Squares a hand covers are left out.
 
-Run: PYTHONPATH=. python benchmarks/dice_renders.py [--model dice] [--frames 200]"""
+Run: PYTHONPATH=. python benchmarks/dice_renders.py [--model dice] [--frames 200]
+[--first-seed 500000] [--dump DIR] (DIR: each wrong square's crop as a PNG named
+seed-square-true-read-confidence, to look at)"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections import Counter
+from pathlib import Path
 
+import cv2
 import numpy as np
 
 from referee.renders import dice_squares
 from referee.vision.classifier import Classifier
-from referee.vision.crops import crop_squares
+from referee.vision.crops import CropSpec, crop_squares
+from referee.vision.training import write_card
 
 FIRST_SEED = 500_000
 
@@ -25,30 +31,63 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default="dice")
     parser.add_argument("--frames", type=int, default=200)
+    parser.add_argument("--first-seed", type=int, default=FIRST_SEED,
+                        help="other seeds (e.g. 600000) for a development set apart from the "
+                        "recorded benchmark")
+    parser.add_argument("--dump", help="folder for the crops of the wrong squares")
+    parser.add_argument("--record", action="store_true",
+                        help="write the figures into the model card's metrics.rendered_boards "
+                        "(the card only: the .onnx and its sha256 stay)")
     args = parser.parse_args()
+    dump = Path(args.dump) if args.dump else None
+    if dump:
+        dump.mkdir(parents=True, exist_ok=True)
     classifier = Classifier.load(args.model)
     squares = wrong = boards = perfect = 0
     confusions: Counter[tuple[str, str]] = Counter()
-    for seed in range(FIRST_SEED, FIRST_SEED + args.frames):
+    for seed in range(args.first_seed, args.first_seed + args.frames):
         rendered = dice_squares(seed, hands=0.0)
         samples = rendered.samples
         crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
-        predicted = classifier.predict(crops).argmax(axis=1)
+        probabilities = classifier.predict(crops)
+        predicted = probabilities.argmax(axis=1)
         truth = np.array([s.label for s in samples])
         misses = np.flatnonzero(predicted != truth)
         for i in misses:
             confusions[(classifier.labels[truth[i]], classifier.labels[predicted[i]])] += 1
+            if dump:
+                name = (f"{seed}-{i:02d}-{classifier.labels[truth[i]]}-"
+                        f"{classifier.labels[predicted[i]]}-{probabilities[i].max():.2f}.png")
+                wide = crop_squares(samples[0].image, [samples[i].quad], CropSpec(96, 0.5))[0]
+                cv2.imwrite(str(dump / name), np.hstack([cv2.resize(crops[i], (96, 96)), wide]))
         squares += len(truth)
         wrong += len(misses)
         boards += 1
         perfect += not len(misses)
-    print(f"model {classifier.card.name} ({classifier.card.sha256[:12]}), {boards} rendered boards")
+    print(f"model {classifier.card.name} ({classifier.card.sha256[:12]}), {boards} rendered boards, "
+          f"seeds {args.first_seed}-{args.first_seed + args.frames - 1}")
     print("| squares | wrong | % wrong | boards | read without error | % |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     print(f"| {squares} | {wrong} | {100 * wrong / squares:.2f} | {boards} | {perfect} | "
           f"{100 * perfect / boards:.1f} |")
     print("\nmost common confusions (true -> read): "
           + ", ".join(f"{t}->{p} x{n}" for (t, p), n in confusions.most_common(8)))
+    if args.record:
+        metrics = dict(classifier.card.metrics)
+        metrics["rendered_boards"] = {
+            "boards": boards, "squares": squares, "squares_wrong": wrong,
+            "percent_wrong": round(100 * wrong / squares, 2), "boards_without_error": perfect,
+            "seeds": f"{args.first_seed}-{args.first_seed + args.frames - 1}",
+            "command": ("PYTHONPATH=. python benchmarks/dice_renders.py --model dice "
+                        f"--frames {args.frames}"
+                        + (f" --first-seed {args.first_seed}" if args.first_seed != FIRST_SEED
+                           else "")),
+            "note": "rendered boards apart from the training seeds, measured after training; "
+                    "not used to choose checkpoints or recipes (those: seeds from 600000 and "
+                    "800000), only to check a model before committing it"}
+        card = dataclasses.replace(classifier.card, metrics=metrics)
+        write_card(card, classifier.path.with_suffix(".json"))
+        print(f"recorded in {classifier.path.with_suffix('.json')}")
 
 
 if __name__ == "__main__":

@@ -274,6 +274,9 @@ def _train(args: argparse.Namespace) -> int:
         steps=args.steps,
         seed=args.seed,
         extra=args.extra or (),
+        hard=args.hard or (),
+        init=args.init,
+        settings=args.set or (),
     )
     return 0
 
@@ -315,6 +318,14 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
     train.add_argument("--extra", action="append", metavar="DIR",
                        help="a folder of more labelled crops (labels.csv: file,label); repeatable")
+    train.add_argument("--hard", action="append", metavar="DIR",
+                       help="dice: a folder of hard examples (same layout), drawn as their own "
+                       "share of a batch (p_hard); repeatable")
+    train.add_argument("--init", metavar="MODEL",
+                       help="dice: fine-tune from this model's weights instead of from scratch")
+    train.add_argument("--set", action="append", metavar="KEY=VALUE",
+                       help="dice: a recipe setting (a field of training.TrainConfig, e.g. "
+                       "lr=0.001); repeatable")
     evaluate = verb("eval", _eval, "print a classifier's accuracy tables (dice: real photos; "
                     "other sets: held-out renders)")
     evaluate.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")

@@ -289,6 +289,29 @@ def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: floa
     return sum(w.count for w in writers.values())
 
 
+def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, below: float = 0.9,
+                           size: int = 64, margin: float = 0.3) -> int:
+    """Hard examples for the dice model: render the frames of `seeds` like
+    `write_crop_folder`, read each square with `model` as the benchmark does, and keep only
+    the squares whose true label it gives less than `below` probability (wrong or unsure).
+    Same folder layout as `write_crop_folder`. Returns the number of crops written."""
+    from referee.vision.classifier import Classifier
+
+    classifier = Classifier.load(model)
+    writer = _CropWriter(Path(folder), size, margin, DICE_LABELS)
+    with writer:
+        for seed in seeds:
+            samples = dice_squares(seed).samples
+            if not samples:
+                continue
+            crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
+            probabilities = classifier.predict(crops)
+            hard = tuple(s for s, p in zip(samples, probabilities, strict=True)
+                         if p[s.label] < below)
+            writer.add(seed, hard)
+    return writer.count
+
+
 class _CropWriter:
     """A folder of crops and its labels.csv, written as frames come."""
 

@@ -99,13 +99,20 @@ def train_pieces(
     steps: int | None = None,
     seed: int | None = None,
     extra: Sequence[str] = (),
+    hard: Sequence[str] = (),
+    init: str | None = None,
+    settings: Sequence[str] = (),
     progress: Callable[[str], None] = print,
 ) -> ModelCard:
     """Train the model for `pieces`, write it and its card, then measure it on the real
     test split and add that to the card (measured after training; never used to choose).
     `extra` folders of labelled crops (a `labels.csv` each, see `datasets.folder_samples`)
-    join the training set, such as rendered squares."""
+    join the training set, such as rendered squares; `hard` folders (the same layout) are
+    drawn as their own share (`p_hard`). Dice only: `init` a model to fine-tune from,
+    `settings` recipe fields as `KEY=VALUE` (see `training.TrainConfig`)."""
     if check_pieces(pieces) != "dice":
+        if hard or init or settings:
+            raise ModelError("--hard, --init and --set are for dice only")
         return train_from_renders(pieces, out=out, data=data, steps=steps, seed=seed,
                                   progress=progress)
     try:
@@ -119,11 +126,31 @@ def train_pieces(
         config = dataclasses.replace(config, steps=steps)
     if seed is not None:
         config = dataclasses.replace(config, seed=seed)
+    config = with_settings(config, settings)
+    if init:
+        from referee.vision.classifier import resolve_model, sha256_of
+
+        onnx_path = resolve_model(init)[0]
+        # Read before training overwrites it (fine-tuning the committed model in place).
+        config = dataclasses.replace(config, init=str(onnx_path),
+                                     init_sha256=sha256_of(onnx_path))
     out_dir = Path(out) if out else default_models_dir()
-    samples = [s for folder in extra
-               for s in folder_samples(folder, margin=crop_folder_margin(folder, config.margin))]
+
+    def load(folders: Sequence[str]) -> list[Any]:
+        return [s for folder in folders
+                for s in folder_samples(folder, margin=crop_folder_margin(folder, config.margin))]
+
+    parts = ["referee train --pieces dice"]
+    parts += [f"--out {out}"] if out else []
+    parts += [f"--steps {steps}"] if steps is not None else []
+    parts += [f"--seed {seed}"] if seed is not None else []
+    parts += [f"--extra {f}" for f in extra] + [f"--hard {f}" for f in hard]
+    parts += [f"--init {init}"] if init else []
+    parts += [f"--set {s}" for s in settings]
+    command = " ".join(parts)
     result = train_dice(
-        out_dir, config=config, data_dir=data, extra=samples, name=pieces, progress=progress
+        out_dir, config=config, data_dir=data, extra=load(extra), hard=load(hard), name=pieces,
+        progress=progress, command=command,
     )
     report = record_real_test(result.onnx_path, data)
     progress(
@@ -230,6 +257,35 @@ def quantize_pieces(pieces: str, *, model: str | None = None, frames: int = 30,
         progress(f"real test face accuracy {report.face_accuracy:.2%}")
     else:
         record_held_out(pieces, first.parent, eval_frames, progress)
+
+
+def with_settings(config: Any, settings: Sequence[str]) -> Any:
+    """`config` (a recipe dataclass) with `KEY=VALUE` settings, each value parsed as the
+    type of the field's current value (a number, or none for None)."""
+    changes: dict[str, Any] = {}
+    fields = {f.name for f in dataclasses.fields(config)}
+    for setting in settings:
+        key, _, text = setting.partition("=")
+        key = key.strip().replace("-", "_")
+        if key not in fields or not _:
+            raise ModelError(f"bad setting {setting!r}: KEY=VALUE with KEY one of "
+                             f"{', '.join(sorted(fields))}")
+        current = getattr(config, key)
+        try:
+            if text.lower() == "none":
+                value: Any = None
+            elif isinstance(current, bool):
+                value = text.lower() in ("1", "true", "yes")
+            elif isinstance(current, int):
+                value = int(text)
+            elif isinstance(current, float) or current is None:
+                value = float(text)
+            else:
+                value = text
+        except ValueError:
+            raise ModelError(f"bad setting {setting!r}: not a number") from None
+        changes[key] = value
+    return dataclasses.replace(config, **changes)
 
 
 def to_json_line(result: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ import logging
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,25 @@ class TrainConfig:
     threads: int = 1
     augment: Augment = field(default_factory=Augment)
     mild_from: float = 0.75  # share of the steps after which `Augment.mild()` takes over
+    # Fine-tuning: start from this model's weights (an ONNX file written by this module)
+    # instead of from scratch; the card records its sha256.
+    init: str | None = None
+    init_sha256: str | None = None
+    # Share of a batch drawn from the hard examples (`hard`: rendered squares an earlier
+    # model read wrong or unsure, any label), before the draws above.
+    p_hard: float = 0.0
+    # Fine-tuning only: share of a batch drawn from the real train dice (held-out photos
+    # excepted) that the starting model gives less than `hard_below` probability.
+    p_hard_real: float = 0.0
+    hard_below: float = 0.9
+    # Shift jitter of rendered squares (None: the augmentation's). They are cut where the run
+    # time cuts them, off-centre dice included: a small shift keeps what tells an empty
+    # square with a neighbour leaning in from a die (where in the crop the die is).
+    render_shift: float | None = None
+    # Rendered boards (dice_squares, no hands) of seeds from `val_render_seed` join the
+    # validation: the checkpoint is chosen on the mean of the real and rendered accuracies.
+    val_render_frames: int = 0
+    val_render_seed: int = 800_000
 
     @property
     def spec(self) -> CropSpec:
@@ -130,6 +149,8 @@ class BatchMaker:
         rng: np.random.Generator,
         extra_dice: list[Sample] | None = None,
         extra_empties: list[Sample] | None = None,
+        hard: list[Sample] | None = None,
+        hard_real: list[Sample] | None = None,
     ) -> None:
         if not dice:
             raise ModelError("no labelled dice to train on")
@@ -138,11 +159,19 @@ class BatchMaker:
         # real photos keep their weight.
         self.extra_dice = extra_dice or []
         self.extra_empties = extra_empties or []
+        self.hard = hard or []
+        self.hard_real = hard_real or []
+        self.rendered = {id(s) for s in self.extra_dice + self.extra_empties + self.hard}
         if config.p_extra_empty is None:  # one pool, each empty equally likely
             self.empties, self.extra_empties = self.empties + self.extra_empties, []
 
     def sample(self, p_extra: float) -> Sample:
         rng, config = self.rng, self.config
+        draw = rng.random()
+        if self.hard and draw < config.p_hard:
+            return self.hard[int(rng.integers(len(self.hard)))]
+        if self.hard_real and draw < config.p_hard + config.p_hard_real:
+            return self.hard_real[int(rng.integers(len(self.hard_real)))]
         if rng.random() < config.p_empty:
             return self._empty()
         if self.extra_dice and rng.random() < p_extra:
@@ -166,7 +195,10 @@ class BatchMaker:
         labels = np.empty(config.batch, np.int64)
         for i in range(config.batch):
             sample = self.sample(config.p_extra if p_extra is None else p_extra)
-            crops[i] = augmented_crop(sample, config.spec, self.rng, augment)
+            aug = augment
+            if config.render_shift is not None and id(sample) in self.rendered:
+                aug = replace(augment, shift=min(augment.shift, config.render_shift))
+            crops[i] = augmented_crop(sample, config.spec, self.rng, aug)
             labels[i] = sample.label
         return crops, labels
 
@@ -177,8 +209,10 @@ def train_dice(
     config: TrainConfig | None = None,
     data_dir: str | Path | None = None,
     extra: Sequence[Sample] = (),
+    hard: Sequence[Sample] = (),
     name: str = "dice",
     progress: Callable[[str], None] | None = None,
+    command: str = "referee train --pieces dice",
 ) -> TrainResult:
     """Train the dice classifier and write `<out_dir>/<name>.onnx` and its card."""
     import torch
@@ -200,6 +234,14 @@ def train_dice(
     val = real.die_samples(val_files) + real.empty_samples(
         np.random.default_rng(config.seed + 1), 4, val_files
     )
+    val_groups = np.zeros(len(val), np.int64)
+    if config.val_render_frames:
+        from referee.renders import dice_squares
+
+        seeds = range(config.val_render_seed, config.val_render_seed + config.val_render_frames)
+        rendered = [s for seed in seeds for s in dice_squares(seed, hands=0.0).samples]
+        val += rendered
+        val_groups = np.concatenate([val_groups, np.ones(len(rendered), np.int64)])
     val_x = torch.from_numpy(normalise(fixed_crops(val, config.spec)))
     val_y = np.array([s.label for s in val])
     say(
@@ -209,8 +251,22 @@ def train_dice(
     )
 
     net = build_net(config.arch, len(DICE_LABELS))
-    batches = BatchMaker(dice, empties, config, rng, extra_dice, extra_empties)
+    batches = BatchMaker(dice, empties, config, rng, extra_dice, extra_empties, list(hard))
     mild_augment = Augment.mild()
+    if config.init:
+        # Batch-norm statistics from crops drawn apart from the training stream.
+        calibration = BatchMaker(dice, empties, replace(config, batch=512),
+                                 np.random.default_rng(config.seed + 2), extra_dice,
+                                 extra_empties, list(hard)).batch(config.augment)[0]
+        load_onnx_weights(net, config.init, torch.from_numpy(normalise(calibration)))
+        net.eval()
+        with torch.no_grad():
+            fit_x = torch.from_numpy(normalise(fixed_crops(dice, config.spec)))
+            probabilities = torch.softmax(net(fit_x), dim=1).numpy()
+        labels = np.array([s.label for s in dice])
+        batches.hard_real = [dice[i] for i in np.flatnonzero(
+            probabilities[np.arange(len(dice)), labels] < config.hard_below)]
+        say(f"starting from {config.init}; {len(batches.hard_real)} hard real train dice")
 
     def next_batch(step: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
         mild = step > config.mild_from * config.steps
@@ -219,7 +275,7 @@ def train_dice(
 
     best_step, best_accuracy = fit(net, Schedule(config.steps, config.lr, config.weight_decay,
                                                  config.label_smoothing, config.eval_every),
-                                   next_batch, val_x, val_y, say, started)
+                                   next_batch, val_x, val_y, say, started, val_groups)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     onnx_path = out / f"{name}.onnx"
@@ -240,11 +296,15 @@ def train_dice(
         seed=config.seed,
         recipe=_recipe(
             config, len(dice), len(empties) + len(extra_empties), fit_files, val_files, best_step
-        ),
+        ) | {"train_hard": len(hard), "train_hard_real": len(batches.hard_real),
+             "command": command},
         metrics={
             "val_accuracy": round(best_accuracy, 4),
             "val_squares": len(val),
-            "val_note": "held-out photos of the real train split; chose the checkpoint",
+            "val_note": "held-out photos of the real train split"
+            + (f" and {config.val_render_frames} rendered boards (seeds from "
+               f"{config.val_render_seed}; the mean of the two accuracies)"
+               if config.val_render_frames else "") + "; chose the checkpoint",
         },
     )
     seconds = time.perf_counter() - started
@@ -267,10 +327,11 @@ class Schedule:
 
 def fit(net: Any, schedule: Schedule,
         next_batch: Callable[[int], tuple[NDArray[np.uint8], NDArray[np.int64]]],
-        val_x: Any, val_y: NDArray[np.int64], say: Callable[[str], None], started: float
-        ) -> tuple[int, float]:
+        val_x: Any, val_y: NDArray[np.int64], say: Callable[[str], None], started: float,
+        val_groups: NDArray[np.int64] | None = None) -> tuple[int, float]:
     """Train `net` on `next_batch(step)` and keep the checkpoint with the best validation;
-    returns its step and validation accuracy."""
+    returns its step and validation accuracy (with `val_groups`, one group index a
+    validation crop: the mean of the groups' accuracies)."""
     import torch
 
     optimiser = torch.optim.AdamW(net.parameters(), lr=schedule.lr,
@@ -289,7 +350,7 @@ def fit(net: Any, schedule: Schedule,
         optimiser.step()
         cycle.step()
         if step % schedule.eval_every == 0 or step == schedule.steps:
-            accuracy, val_loss = _validate(net, val_x, val_y)
+            accuracy, val_loss = _validate(net, val_x, val_y, val_groups)
             # Later checkpoints win ties: they have seen more augmentation.
             if (accuracy, -val_loss) >= best[:2]:
                 best = (accuracy, -val_loss, step)
@@ -301,14 +362,18 @@ def fit(net: Any, schedule: Schedule,
     return best[2], best[0]
 
 
-def _validate(net: Any, x: Any, y: NDArray[np.int64]) -> tuple[float, float]:
+def _validate(net: Any, x: Any, y: NDArray[np.int64],
+              groups: NDArray[np.int64] | None = None) -> tuple[float, float]:
     import torch
 
     net.eval()
     with torch.no_grad():
         logits = net(x)
         loss = float(torch.nn.functional.cross_entropy(logits, torch.from_numpy(y)))
-    return float((logits.argmax(1).numpy() == y).mean()), loss
+    right = logits.argmax(1).numpy() == y
+    if groups is None:
+        return float(right.mean()), loss
+    return float(np.mean([right[groups == g].mean() for g in np.unique(groups)])), loss
 
 
 def _recipe(
@@ -345,6 +410,56 @@ def _recipe(
         }
     )
     return recipe
+
+
+def load_onnx_weights(net: Any, path: str | Path, calibration: Any) -> None:
+    """Set `net` (`build_net`'s layout) to the weights of an ONNX model exported by
+    `export_onnx`, whose batch norms the exporter folded into the convolutions. Each batch
+    norm is unfolded so that the net computes exactly what the ONNX model does, with its
+    statistics (and scale) set to those of the convolution's output on `calibration` crops,
+    so that training-mode normalisation starts near the folded model too."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    (gemm,) = [n for n in model.graph.node if n.op_type == "Gemm"]
+    layers = list(net)
+    pairs = [(layers[i], layers[i + 1]) for i in range(len(layers) - 1)
+             if isinstance(layers[i], torch.nn.Conv2d)]
+    if len(pairs) != len(convs):
+        raise ModelError(f"{path}: {len(convs)} convolutions, the architecture has {len(pairs)}")
+    outputs: list[Any] = []
+    hooks = [conv.register_forward_hook(lambda _m, _i, out: outputs.append(out.detach()))
+             for conv, _ in pairs]
+    with torch.no_grad():
+        for (conv, norm), node in zip(pairs, convs, strict=True):
+            w, b = weights[node.input[1]], weights[node.input[2]]
+            if tuple(conv.weight.shape) != w.shape:
+                raise ModelError(f"{path}: a convolution of shape {w.shape}, the architecture's "
+                                 f"is {tuple(conv.weight.shape)}")
+            conv.weight.copy_(torch.from_numpy(np.array(w)))
+            norm.weight.fill_(1.0)
+            norm.bias.copy_(torch.from_numpy(np.array(b)))
+            norm.running_mean.zero_()
+            norm.running_var.fill_(1.0 - norm.eps)
+        linear = layers[-1]
+        linear.weight.copy_(torch.from_numpy(np.array(weights[gemm.input[1]])))
+        linear.bias.copy_(torch.from_numpy(np.array(weights[gemm.input[2]])))
+        net.eval()
+        net(calibration)  # exact folded model; the hooks see each convolution's output
+        for (_conv, norm), out in zip(pairs, outputs, strict=True):
+            mean = out.mean(dim=(0, 2, 3))
+            std = out.var(dim=(0, 2, 3)).add(norm.eps).sqrt()
+            # (x - mean) / std * std + (mean + b) = x + b: the same function in eval mode.
+            norm.running_mean.copy_(mean)
+            norm.running_var.copy_(std.square() - norm.eps)
+            norm.bias.add_(mean)
+            norm.weight.copy_(std)
+    for hook in hooks:
+        hook.remove()
 
 
 def export_onnx(net: Any, path: Path, size: int, *, check: Any) -> None:

@@ -122,3 +122,63 @@ def test_rendered_empties_get_their_own_share() -> None:
     pooled = BatchMaker([die], tray, dataclasses.replace(config, p_extra_empty=None),
                         np.random.default_rng(3), [], rendered)
     assert [pooled.sample(0.5).group for _ in range(400)].count("render") < 20
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_fine_tuning_starts_from_exactly_the_onnx_model(dice_model: Path) -> None:
+    """The committed model's folded weights, unfolded into the training net, compute what
+    onnxruntime computes (eval mode), and near it in training mode."""
+    import torch
+
+    from referee.vision.classifier import Classifier
+    from referee.vision.training import TrainConfig, build_net, load_onnx_weights, normalise
+
+    rng = np.random.default_rng(0)
+    samples = [synthetic_square(rng, 48) for _ in range(32)] + [
+        Sample(_die_image(), square_quad((60.0, 60.0), 56.0), 3)]
+    crops = np.stack([augmented_crop(s, SPEC, rng, Augment()) for s in samples])
+    net = build_net(TrainConfig().arch, 7)
+    load_onnx_weights(net, dice_model, torch.from_numpy(normalise(crops)))
+    net.eval()
+    with torch.no_grad():
+        got = torch.softmax(net(torch.from_numpy(normalise(crops))), dim=1).numpy()
+    np.testing.assert_allclose(got, Classifier.load(dice_model).predict(crops), atol=1e-5)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_hard_examples_get_their_share_and_renders_less_shift() -> None:
+    from referee.vision.training import BatchMaker, TrainConfig
+
+    die = Sample(_die_image(), square_quad((60.0, 60.0), 56.0), 3, "real")
+    hard = [Sample(_die_image(), square_quad((60.0, 60.0), 56.0), EMPTY, "hard")]
+    config = TrainConfig(p_hard=0.3, render_shift=0.0)
+    maker = BatchMaker([die], [die], config, np.random.default_rng(3), hard=hard)
+    assert 90 < [maker.sample(0.5).group for _ in range(400)].count("hard") < 150
+    assert id(hard[0]) in maker.rendered and id(die) not in maker.rendered
+
+
+def test_recipe_settings_parse_as_their_fields() -> None:
+    pytest.importorskip("torch")
+    from referee.errors import ModelError
+    from referee.vision.tasks import with_settings
+    from referee.vision.training import TrainConfig
+
+    config = with_settings(TrainConfig(), ["lr=0.001", "steps=300", "render_shift=0.05",
+                                           "p_extra_mild=none"])
+    assert (config.lr, config.steps, config.render_shift, config.p_extra_mild) == (
+        0.001, 300, 0.05, None)
+    with pytest.raises(ModelError, match="bad setting"):
+        with_settings(TrainConfig(), ["nonsense=1"])
+
+
+def test_hard_crop_folder_keeps_only_what_the_model_finds_hard(
+    dice_model: Path, tmp_path: Path
+) -> None:
+    from referee.renders import dice_squares, write_hard_crop_folder
+
+    squares = len(dice_squares(500_000).samples)
+    assert write_hard_crop_folder(str(tmp_path / "all"), range(500_000, 500_001), dice_model,
+                                  below=1.01) == squares
+    assert len(folder_samples(tmp_path / "all", margin=0.3)) == squares
+    assert write_hard_crop_folder(str(tmp_path / "none"), range(500_000, 500_001), dice_model,
+                                  below=0.0) == 0

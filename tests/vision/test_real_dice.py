@@ -13,9 +13,9 @@ from referee.vision.datasets import RealDice, split_groups
 from referee.vision.evaluate import evaluate_dice
 
 FACE_ACCURACY = 0.97  # the Vision issue's target
-RECORDED_FLOOR = 0.96  # what the committed model measured, rounded down: a regression guard
+RECORDED_FLOOR = 0.964  # what the committed model measured, rounded down: a regression guard
 SHORT_OF_TARGET = (
-    "the committed model reads 96.1% of the test dice (benchmarks/dice_real.md); strict: "
+    "the committed model reads 96.43% of the test dice (benchmarks/dice_real.md); strict: "
     "remove this mark when a retrained model meets the target"
 )
 
