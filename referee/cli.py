@@ -336,7 +336,7 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     evaluate.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
                           help="test-time augmentation: 1, 2 or 4 turns")
     quantize = verb("quantize", _quantize, "replace a trained float classifier by its int8 "
-                    "version, calibrated on rendered squares (about 2.7x faster on one core)")
+                    "version, calibrated on rendered squares (about 2x faster on one core)")
     quantize.add_argument("--pieces", required=True,
                           help="piece set: dice, penta, zensu, tiles (with tiles-seam)")
     quantize.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
