@@ -12,8 +12,7 @@ carries on from where the log stops, as a camera would still be looking at the t
 from its first frame: the stabiliser's `settle_s` before the last logged event, the steady
 moment at which the first run read the logged position (earlier frames may show the hand
 that made the last move). Footage that shows an earlier position first is only waited
-through. A camera's times carry on from the last logged
-event's."""
+through. A camera's times carry on from the last logged event's."""
 
 from __future__ import annotations
 
