@@ -39,6 +39,7 @@ from referee.vision.training import (
     export_onnx,
     fit,
     normalise,
+    seeded,
     write_card,
 )
 
@@ -171,10 +172,7 @@ def train_render_model(
     recipe = recipe or RECIPES[model]
     say = progress or log.info
     started = time.perf_counter()
-    torch.manual_seed(recipe.seed)
-    torch.set_num_threads(recipe.threads)
-    torch.use_deterministic_algorithms(True)
-    rng = np.random.default_rng(recipe.seed)
+    rng = seeded(recipe.seed, recipe.threads)
     folder = Path(crops_dir) / model
     margin = _folder_margin(folder)
     samples = load_crop_folder(folder, recipe.labels, margin)

@@ -203,6 +203,17 @@ class BatchMaker:
         return crops, labels
 
 
+def seeded(seed: int, threads: int) -> np.random.Generator:
+    """Make a training run repeatable: torch seeded, on `threads` threads, deterministic
+    kernels; the numpy generator for the batches."""
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    return np.random.default_rng(seed)
+
+
 def train_dice(
     out_dir: str | Path,
     *,
@@ -220,10 +231,7 @@ def train_dice(
     config = config or TrainConfig()
     say = progress or log.info
     started = time.perf_counter()
-    torch.manual_seed(config.seed)
-    torch.set_num_threads(config.threads)
-    torch.use_deterministic_algorithms(True)
-    rng = np.random.default_rng(config.seed)
+    rng = seeded(config.seed, config.threads)
 
     real = RealDice.load("train", data_dir)
     fit_files, val_files = split_groups(real.files, fraction=config.val_fraction, seed=config.seed)
