@@ -253,6 +253,11 @@ def seam_samples(truth: FrameTruth, quads: NDArray[np.float64]
     return out
 
 
+def model_pieces(model: str) -> str:
+    """The piece set a model reads (the seam model is the tiles set's second)."""
+    return "tiles" if model == SEAM_MODEL else model
+
+
 def model_labels(model: str) -> tuple[str, ...]:
     """The labels of a model that renders train: a piece set's, or the seam model's."""
     if model == SEAM_MODEL:

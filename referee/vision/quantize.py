@@ -24,18 +24,16 @@ from referee.vision.crops import crop_squares
 from referee.vision.training import write_card
 
 CALIBRATION_FRAMES = 30  # rendered frames (training seeds 0..) whose squares calibrate ranges
-SEAM_MODEL = "tiles-seam"
 
 
 def calibration_crops(classifier: Classifier, frames: int = CALIBRATION_FRAMES) -> NDArray[np.uint8]:
     """Squares (or tiles' seams) of `frames` rendered training frames, cut for the model."""
-    from referee.renders import render_squares  # the renderer: only when quantising
+    from referee.renders import model_pieces, render_squares  # the renderer: only when quantising
 
     name = classifier.card.name
-    pieces = "tiles" if name == SEAM_MODEL else name
     crops = []
     for seed in range(frames):
-        samples = render_squares(pieces, seed).samples[name]
+        samples = render_squares(model_pieces(name), seed).samples[name]
         if samples:
             crops.append(crop_squares(samples[0].image, [s.quad for s in samples],
                                       classifier.card.crop))

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.errors import ModelError
-from referee.renders import HELD_OUT_STYLE, RENDER_SETS, SEAM_MODEL, TRAIN_STYLES, model_labels
+from referee.renders import HELD_OUT_STYLE, RENDER_SETS, SEAM_MODEL, TRAIN_STYLES, model_labels, model_pieces
 from referee.vision.augment import Augment, augmented_crop
 from referee.vision.classifier import ModelCard, sha256_of
 from referee.vision.crops import CropSpec
@@ -251,9 +251,8 @@ def _recipe(recipe: RenderRecipe, folder: Path, counts: NDArray[np.int64], frame
     out = asdict(recipe)
     out["augment"] = recipe.augment.as_dict()
     out["augment_mild"] = recipe.augment_mild.as_dict()
-    pieces = "tiles" if recipe.model == SEAM_MODEL else recipe.model
     out.update({
-        "command": f"referee train --pieces {pieces}",
+        "command": f"referee train --pieces {model_pieces(recipe.model)}",
         "architecture": ("arch: cN = conv3x3-BN-ReLU to N channels (s2: stride 2), p = 2x2 "
                          "max-pool; head pool: global average pool and a linear layer; head "
                          "grid: the last feature map flattened into a linear layer"),
