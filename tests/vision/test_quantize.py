@@ -4,6 +4,7 @@ matches the card, the answers stay the float model's, and a model is quantised o
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -38,9 +39,8 @@ def _float_zensu(folder: Path) -> Path:
     path = folder / "zensu.onnx"
     onnx.save(model, path)
     committed = json.loads((Path(__file__).parents[2] / "models" / "zensu.json").read_text())
-    card = ModelCard.from_json({**committed, "quantization": {}})
-    card = ModelCard(**{**card.__dict__, "sha256": sha256_of(path), "onnx_file": "zensu.onnx",
-                        "input_name": "crops", "quantization": {}})
+    card = replace(ModelCard.from_json(committed), sha256=sha256_of(path), onnx_file="zensu.onnx",
+                   input_name="crops", quantization={})
     path.with_suffix(".json").write_text(json.dumps(card.to_json()))
     return path
 
