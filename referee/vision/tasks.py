@@ -245,7 +245,7 @@ def quantize_pieces(pieces: str, *, model: str | None = None, frames: int = 30,
     from referee.vision.quantize import quantize_model
     from referee.vision.render_eval import models_of
 
-    first = Path(resolve_model(model or pieces)[0])
+    first = resolve_model(model or pieces)[0]
     names = (first,) if pieces == "dice" else tuple(first.parent / f"{name}.onnx"
                                                     for name in models_of(pieces))
     for path in names:
