@@ -45,6 +45,10 @@ class PipelineSettings:
     piece_height: float = 0.7  # height of a piece's top face, in squares (a die ~0.7)
     refind_every_s: float = 1.0  # how often to search for a board that is not in view
     no_board_after_s: float = 3.0  # tell the players after this long without a board
+    # A square whose best label leads its runner-up by less than this (nats) is looked at
+    # again, its crop cut at these scales too, and the looks averaged (geometric mean).
+    second_look_below: float = 3.0
+    second_look_scales: tuple[float, ...] = (0.85, 0.9, 0.95)
 
 
 class BoardReader:
@@ -169,10 +173,35 @@ class BoardReader:
         quads = top_face_quads(pose, (width, height), height=self.piece_height,
                                default_focal=self.vision.crops.default_focal,
                                camera_matrix=self.lens.camera_matrix)
-        crops = crop_squares(frame_bgr, list(quads.astype(np.float32)), self.crop_spec)
-        probabilities = self.classifier.predict(crops)
-        return Reading(self.classifier.labels, probabilities.astype(np.float64),
+        quads = quads.astype(np.float32)
+        crops = crop_squares(frame_bgr, list(quads), self.crop_spec)
+        probabilities = self.classifier.predict(crops).astype(np.float64)
+        doubtful = np.flatnonzero(lead(probabilities) < self.settings.second_look_below)
+        if doubtful.size:
+            probabilities[doubtful] = self._look_again(frame_bgr, quads[doubtful],
+                                                       probabilities[doubtful])
+        return Reading(self.classifier.labels, probabilities,
                        crop_colors(crops, self.crop_spec), frame_index, time_s)
+
+    def _look_again(self, frame_bgr: np.ndarray, quads: np.ndarray, first: np.ndarray
+                    ) -> np.ndarray:
+        """A closer look at doubtful squares: crops cut tighter round the piece (a tilted
+        die's sides, which show other faces, fill less of them), averaged with the first
+        look in log space, so that the looks are one opinion, not independent evidence."""
+        centres = quads.mean(axis=1, keepdims=True)
+        looks = [np.log(np.clip(first, 1e-9, 1.0))]
+        for scale in self.settings.second_look_scales:
+            tighter = list((centres + (quads - centres) * scale).astype(np.float32))
+            seen = self.classifier.predict(crop_squares(frame_bgr, tighter, self.crop_spec))
+            looks.append(np.log(np.clip(seen.astype(np.float64), 1e-9, 1.0)))
+        mean = np.exp(np.mean(looks, axis=0))
+        return np.asarray(mean / mean.sum(axis=1, keepdims=True))
+
+
+def lead(probabilities: np.ndarray) -> np.ndarray:
+    """How far each square's best label leads its runner-up, in nats."""
+    top_two = np.sort(np.clip(probabilities, 1e-9, 1.0), axis=1)[:, -2:]
+    return np.asarray(np.log(top_two[:, 1] / top_two[:, 0]))
 
 
 def crop_colors(crops: np.ndarray, spec: CropSpec) -> np.ndarray:
@@ -210,6 +239,7 @@ class Session:
         self.last_stillness: Stillness | None = None
         self._other_sides: tuple[int, ...] = ()  # other namings of the corners, as turns
         self._first_arm: np.ndarray | None = None  # where the first arm after the start came in
+        self._refitted_while_still = False
 
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
@@ -224,6 +254,14 @@ class Session:
             self.stabiliser.forget_reading()
         stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
                                            outside=self.reader.view_outside(seen, pose))
+        if stillness is Stillness.OCCLUDED and not self._refitted_while_still:
+            # Once each time the board comes to rest: is it an arm, or tracking's drift?
+            self._refitted_while_still = True
+            pose = self.reader.settle(seen) or pose
+            stillness = self.stabiliser.recheck(self.reader.view(seen, pose),
+                                                outside=self.reader.view_outside(seen, pose))
+        elif stillness is Stillness.MOVING:
+            self._refitted_while_still = False
         self.last_stillness = stillness
         if self._first_arm is None and self._other_sides and not self.referee.match.moves:
             self._first_arm = self._arm_entry(pose)

@@ -162,7 +162,9 @@ class MoveInferer:
     def _two_moves(self, position: Position, score: Callable[[_Candidate], float], free: float
                    ) -> Inference | None:
         """Two plies in a row that explain the board clearly, or None. Only legal pairs are
-        tried, and the pair must beat every other pair by the usual margin."""
+        tried, and the pair must beat every other pair by the usual margin; where two pairs
+        explain it about as well, the board is unreadable on the squares they differ on (a
+        piece's state in doubt), not an illegal change."""
         game, pending_label = self.game, self.piece_set.pending_label
         scored = []
         for first in game.legal_moves(position):
@@ -172,24 +174,27 @@ class MoveInferer:
             rolling: set[tuple[int, int]] = set()
             for second in game.legal_moves(middle):
                 after = game.play(middle, second)
-                scored.append((score(_Candidate(Verdict.TWO_MOVES, first,
-                                                *self.appearance(after))), first, second, False))
+                candidate = _Candidate(Verdict.TWO_MOVES, first, *self.appearance(after))
+                scored.append((score(candidate), candidate, second, False))
                 hop = (second.from_square, second.to_square)
                 if game.chance and pending_label is not None and hop not in rolling:
                     rolling.add(hop)  # every roll of the reply looks the same: a 6
-                    shown = {second.to_square: pending_label}
-                    scored.append((score(_Candidate(Verdict.TWO_MOVES, first, *self.appearance(
-                        after, shown))), first, second, True))
+                    candidate = _Candidate(Verdict.TWO_MOVES, first, *self.appearance(
+                        after, {second.to_square: pending_label}))
+                    scored.append((score(candidate), candidate, second, True))
         if not scored:
             return None
         scored.sort(key=lambda t: -t[0])
-        best_score, first, second, pending = scored[0]
-        runner_up = scored[1][0] if len(scored) > 1 else -np.inf
+        best_score, best, second, pending = scored[0]
         if free - best_score > self.settings.max_disagreement:
             return None
-        if best_score - runner_up < self.settings.min_margin:
-            return None
-        return Inference(Verdict.TWO_MOVES, first, best_score - runner_up, second=second,
+        if len(scored) > 1 and best_score - scored[1][0] < self.settings.min_margin:
+            rival = scored[1][1]
+            differ = (best.labels != rival.labels) | (best.owners != rival.owners)
+            return Inference(Verdict.UNREADABLE, margin=best_score - scored[1][0],
+                             squares=tuple(int(q) for q in np.flatnonzero(differ)))
+        margin = best_score - scored[1][0] if len(scored) > 1 else np.inf
+        return Inference(Verdict.TWO_MOVES, best.move, margin, second=second,
                          second_pending=pending)
 
     def _candidates(self, position: Position, previous: Position | None) -> Iterator[_Candidate]:

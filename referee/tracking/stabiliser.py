@@ -182,6 +182,16 @@ class Stabiliser:
             return Stillness.OCCLUDED
         return Stillness.READ
 
+    def recheck(self, board_gray: np.ndarray, *, outside: np.ndarray | None = None
+                ) -> Stillness:
+        """After OCCLUDED: the same moment seen again from a refitted pose. Tracking follows
+        rigid moves only, and a board edge it drifted a pixel from since the last reading
+        looks like an arm reaching in."""
+        self._previous = cell_means(board_gray, self.columns, self.rows)
+        self._previous_view = smoothed(board_gray)
+        self._arm_now = self._arm_in_view(self._previous, outside)
+        return Stillness.OCCLUDED if self._arm_now else Stillness.READ
+
     def _arm_in_view(self, cells: np.ndarray, outside: np.ndarray | None) -> bool:
         """An arm reaches in from beyond the view. A piece on an edge square may lean into
         the ring of cells around the grid, but not out to the view's edge."""

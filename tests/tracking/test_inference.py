@@ -129,6 +129,23 @@ def test_a_tensei_ply_read_with_the_next_ones_pending_roll():
                                                                       False)
 
 
+def test_a_ply_whose_rolled_state_is_in_doubt_under_its_reply_is_unreadable_not_illegal():
+    """Two legal plies explain the board, but the first one's rolled face reads "2" at 0.80
+    and "3" at 0.12: the players are told which square to show, not that they broke a rule."""
+    tensei = MoveInferer(TENSEI, DICE, DICE_LABELS)
+    start = TENSEI.start()
+    colors = learn(tensei, start)
+    first = Move(sq("e2"), sq("e3"), State.KNIGHT)
+    reply = Move(sq("e5"), sq("d5"), State.KING)
+    reading = reading_of(tensei, TENSEI.play(TENSEI.play(start, first), reply))
+    reading.probabilities[sq("e3")] = [0.01, 0.02, 0.80, 0.12, 0.02, 0.02, 0.01]
+    result = tensei.infer(reading, start, colors)
+    assert (result.verdict, result.squares) == (Verdict.UNREADABLE, (sq("e3"),))
+    reading.probabilities[sq("e3")] = [0.01, 0.01, 0.95, 0.01, 0.01, 0.005, 0.005]
+    clear = tensei.infer(reading, start, colors)
+    assert (clear.verdict, clear.move, clear.second) == (Verdict.TWO_MOVES, first, reply)
+
+
 def test_two_moves_by_the_same_side_stay_illegal(rinne):
     start = RINNE.start()
     colors = learn(rinne, start)
