@@ -354,7 +354,7 @@ def _replay(args: argparse.Namespace) -> int:
     from referee.replay import replay_footage, stderr_progress
 
     result = replay_footage(args.footage, args.game, pieces=args.pieces, out=args.out,
-                            model=args.model, on_event=_print_event,
+                            log=args.log, model=args.model, on_event=_print_event,
                             progress=stderr_progress(), calibration=args.calibration,
                             board=args.board)
     _summary(result)
@@ -396,8 +396,9 @@ def _summary(result: Any) -> None:
     outcome = result.match.outcome
     print(f"{len(result.match.moves)} plies read; "
           + (outcome.result(result.match.game.player_names) if outcome else "game unfinished"))
-    print(f"record, log and report in {result.out}/ ({result.frames} frames, "
-          f"{result.footage_s / max(result.seconds, 1e-9):.1f}x real time)")
+    files = result.files
+    print(f"record {files.record}, log {files.log}, report {files.report} ({result.frames} "
+          f"frames, {result.footage_s / max(result.seconds, 1e-9):.1f}x real time)")
 
 
 def _live(args: argparse.Namespace) -> int:
@@ -416,7 +417,9 @@ def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
     replay.add_argument("footage", help="a video file or a folder of images")
     replay.add_argument("--game", required=True, help="the game being played, e.g. rinne")
     replay.add_argument("--pieces", default="dice", help="dice (default) or penta")
-    replay.add_argument("--out", help="folder for the log, record, keyframes and report")
+    replay.add_argument("--out", help="the record (a .txt file; the log, report and keyframes "
+                        "go beside it) or a folder for all four (default: beside the footage)")
+    replay.add_argument("--log", help="the log (JSON lines), elsewhere than beside the record")
     replay.add_argument("--model", help="a classifier other than models/<pieces>.onnx")
     _calibration_arguments(replay, "the camera file of the footage's camera (undistorts it)")
     live = verb("live", _live, "referee a game from a live camera, with lights and buzzer")

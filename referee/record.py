@@ -8,6 +8,7 @@ diagram per ply is written at the end. `load_log` rebuilds the game from a log t
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import logging
@@ -40,39 +41,65 @@ class GameLog:
     path: Path | None = None  # where it was read from, to name in messages
 
 
-class Recorder:
-    """Writes one game into `folder`: game.jsonl, game.txt, keyframes/, report.html."""
+@dataclass(frozen=True)
+class GameFiles:
+    """Where one game's files go: by default a folder of game.txt, game.jsonl, report.html
+    and keyframes/; or a record file named by the user, with the others beside it."""
 
-    def __init__(self, folder: str | Path, game: Game[Any, Any], headers: dict[str, str],
-                 *, resume: bool = False) -> None:
-        self.folder = Path(folder)
+    record: Path
+    log: Path
+    report: Path
+    keyframes: Path
+
+    @classmethod
+    def at(cls, out: str | Path, log: str | Path | None = None) -> GameFiles:
+        """`out`: a folder, or a record file (a name ending .txt); `log`: the log elsewhere."""
+        out = Path(out)
+        if out.suffix == ".txt":
+            files = cls(out, out.with_suffix(".jsonl"), out.with_suffix(".html"),
+                        out.with_name(out.stem + "-keyframes"))
+        else:
+            files = cls(out / "game.txt", out / "game.jsonl", out / "report.html",
+                        out / "keyframes")
+        return files if log is None else dataclasses.replace(files, log=Path(log))
+
+
+class Recorder:
+    """Writes one game: its log, record, keyframes and report (`GameFiles`; a plain path is
+    a folder)."""
+
+    def __init__(self, files: GameFiles | str | Path, game: Game[Any, Any],
+                 headers: dict[str, str], *, resume: bool = False) -> None:
+        self.files = files if isinstance(files, GameFiles) else GameFiles.at(files)
         self.game = game
         self.headers = dict(headers)
         if not resume and self.log_path.is_file() and self.log_path.stat().st_size > 0:
-            raise RecordError(f"a game is already logged in {self.folder}: resume it, or choose "
-                              "another folder")
+            raise RecordError(f"a game is already logged in {self.log_path}: resume it, or "
+                              "choose another place")
         try:
-            (self.folder / "keyframes").mkdir(parents=True, exist_ok=True)
+            for path in (self.record_path.parent, self.log_path.parent, self.files.keyframes):
+                path.mkdir(parents=True, exist_ok=True)
             if resume and self.log_path.is_file():
                 _drop_cut_off_line(self.log_path)
             self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115
         except OSError as error:
-            raise RecordError(f"{self.folder}: cannot write the game there ({error.strerror})"
+            where = error.filename or self.record_path.parent
+            raise RecordError(f"{where}: cannot write the game there ({error.strerror})"
                               ) from None
         if not resume or self.log_path.stat().st_size == 0:
             self._append({"format": LOG_FORMAT, "game": game.name, "headers": self.headers})
 
     @property
     def log_path(self) -> Path:
-        return self.folder / "game.jsonl"
+        return self.files.log
 
     @property
     def record_path(self) -> Path:
-        return self.folder / "game.txt"
+        return self.files.record
 
     @property
     def report_path(self) -> Path:
-        return self.folder / "report.html"
+        return self.files.report
 
     def write(self, event: Event, match: Match[Any, Any], frame_bgr: np.ndarray | None = None
               ) -> None:
@@ -99,7 +126,7 @@ class Recorder:
             os.replace(temporary, path)
 
     def keyframe_path(self, ply: int) -> Path:
-        return self.folder / "keyframes" / f"ply-{ply:03d}.jpg"
+        return self.files.keyframes / f"ply-{ply:03d}.jpg"
 
     def finish(self, match: Match[Any, Any]) -> None:
         """Write the final record and the report; close the log."""
@@ -134,7 +161,9 @@ class Recorder:
 
     def _keyframe_name(self, ply: int) -> str | None:
         path = self.keyframe_path(ply)
-        return f"keyframes/{path.name}" if path.exists() else None
+        if not path.exists():
+            return None
+        return Path(os.path.relpath(path, self.report_path.parent)).as_posix()
 
 
 def _write_atomically(path: Path, text: str) -> None:

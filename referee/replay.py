@@ -14,7 +14,7 @@ from referee.errors import FootageError
 from referee.events import Event
 from referee.hardware.sources import open_source
 from referee.pipeline import PipelineSettings, Session, board_referee, camera_game
-from referee.record import Recorder
+from referee.record import GameFiles, Recorder
 from referee.referee import Phase
 from referee.rules.core import Match
 
@@ -28,26 +28,29 @@ class ReplayResult:
     frames: int
     seconds: float  # wall-clock time the replay took
     footage_s: float  # length of the footage
-    out: Path
+    files: GameFiles
 
 
 def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
-                   out: str | Path | None = None, model: str | None = None,
+                   out: str | Path | None = None, log: str | Path | None = None,
+                   model: str | None = None,
                    headers: dict[str, str] | None = None,
                    on_event: Callable[[Event, Match[Any, Any]], None] | None = None,
                    progress: TextIO | None = None,
                    settings: PipelineSettings | None = None,
                    calibration: str | Path | None = None,
                    board: str | Path | None = None) -> ReplayResult:
-    """Referee `footage`; the log, record, keyframes and report go to `out` (default: a
-    folder beside the footage). Whatever was read before a fault stays in the log.
+    """Referee `footage`; the log, record, keyframes and report go to `out`, a folder or a
+    record file (default: a folder beside the footage; `log`: the log elsewhere, see
+    `GameFiles`). Whatever was read before a fault stays in the log.
     `calibration`: the camera file of the footage; `board`: a board profile."""
     game = camera_game(game_name)
     files = load_calibration(files_for(str(footage), calibration, board), game)
     referee, reader = board_referee(game, pieces, model=model, settings=settings,
                                     calibration=files)
     footage = Path(footage)
-    out_dir = Path(out) if out is not None else footage.with_name(footage.stem + "-referee")
+    files = GameFiles.at(footage.with_name(footage.stem + "-referee") if out is None else out,
+                         log)
     events: list[Event] = []
 
     def collect(event: Event) -> None:
@@ -59,7 +62,7 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
     frames, last_time = 0, 0.0
     with open_source(footage) as source:
         total = int(getattr(source, "frame_count", 0) or 0)
-        recorder = Recorder(out_dir, game, {"Source": footage.name, **(headers or {})})
+        recorder = Recorder(files, game, {"Source": footage.name, **(headers or {})})
         session = Session(reader, referee, recorder=recorder, listeners=(collect,))
         try:
             for frame in source:
@@ -77,7 +80,7 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
     if referee.phase is Phase.SETUP:
         raise FootageError(f"{footage}: the board never showed the start position")
     return ReplayResult(referee.match, tuple(events), frames, time.perf_counter() - started,
-                        last_time, out_dir)
+                        last_time, files)
 
 
 def _progress(stream: TextIO, done: int, total: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import cv2
@@ -59,3 +60,19 @@ def test_an_unwritable_output_folder(tmp_path, capsys):
     blocker.write_text("")
     assert main(["replay", str(video), "--game", "rinne", "--out", str(blocker / "x")]) == 1
     assert "cannot write the game there" in capsys.readouterr().err
+
+
+def test_the_record_and_the_log_where_the_user_names_them(tmp_path, capsys):
+    """`--out RECORD --log LOG`: the record file as named, its report and keyframes beside
+    it, the log elsewhere; what was read before the fault is in both."""
+    video = noise_video(tmp_path / "table.avi", frames=3)
+    record, log = tmp_path / "records" / "round-1.txt", tmp_path / "logs" / "round-1.jsonl"
+    assert main(["replay", str(video), "--game", "rinne", "--out", str(record),
+                 "--log", str(log)]) == 1
+    assert "no 5x6 board found" in capsys.readouterr().err
+    assert record.read_text().startswith("Game: Rinne")
+    assert (tmp_path / "records" / "round-1.html").is_file()
+    assert (tmp_path / "records" / "round-1-keyframes").is_dir()
+    assert json.loads(log.read_text().splitlines()[0])["game"] == "rinne"
+    assert sorted(p.name for p in (tmp_path / "records").iterdir()) == [
+        "round-1-keyframes", "round-1.html", "round-1.txt"]
