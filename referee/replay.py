@@ -49,8 +49,8 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
     referee, reader = board_referee(game, pieces, model=model, settings=settings,
                                     calibration=files)
     footage = Path(footage)
-    files = GameFiles.at(footage.with_name(footage.stem + "-referee") if out is None else out,
-                         log)
+    written = GameFiles.at(footage.with_name(footage.stem + "-referee") if out is None else out,
+                           log)
     events: list[Event] = []
 
     def collect(event: Event) -> None:
@@ -62,7 +62,7 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
     frames, last_time = 0, 0.0
     with open_source(footage) as source:
         total = int(getattr(source, "frame_count", 0) or 0)
-        recorder = Recorder(files, game, {"Source": footage.name, **(headers or {})})
+        recorder = Recorder(written, game, {"Source": footage.name, **(headers or {})})
         session = Session(reader, referee, recorder=recorder, listeners=(collect,))
         try:
             for frame in source:
@@ -80,7 +80,7 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
     if referee.phase is Phase.SETUP:
         raise FootageError(f"{footage}: the board never showed the start position")
     return ReplayResult(referee.match, tuple(events), frames, time.perf_counter() - started,
-                        last_time, files)
+                        last_time, written)
 
 
 def _progress(stream: TextIO, done: int, total: int) -> None:
