@@ -68,3 +68,27 @@ def test_a_keyframe_keeps_the_board_and_little_else(start_frame):
     assert height * width < 0.8 * image.shape[0] * image.shape[1]
     spans = pose.corners_array.max(axis=0) - pose.corners_array.min(axis=0)
     assert width >= min(spans[0], image.shape[1]) and height >= min(spans[1], image.shape[0])
+
+
+def test_a_second_look_averages_tighter_crops_of_doubtful_squares_only(start_frame):
+    """Squares whose best label leads by less than `second_look_below` nats are read again
+    from tighter crops and the looks averaged; the others keep their first reading."""
+    import dataclasses
+
+    from referee.pipeline import BoardReader, PipelineSettings, lead
+    from referee.vision.classifier import Classifier
+
+    frame, truth = start_frame
+    pose = pose_of(truth)
+    classifier = Classifier.load("dice")
+    once = BoardReader(5, 6, classifier, settings=PipelineSettings(second_look_below=0.0))
+    first = once.read(frame, pose, 0, 0.0).probabilities
+    always = dataclasses.replace(PipelineSettings(), second_look_below=np.inf)
+    looked = BoardReader(5, 6, classifier, settings=always).read(frame, pose, 0, 0.0)
+    assert np.allclose(looked.probabilities.sum(axis=1), 1.0)
+    assert not np.allclose(looked.probabilities, first)  # every square was looked at again
+    assert list(looked.probabilities.argmax(axis=1)) == list(first.argmax(axis=1))
+    default = BoardReader(5, 6, classifier).read(frame, pose, 0, 0.0).probabilities
+    sure = lead(first) >= PipelineSettings().second_look_below
+    assert sure.any() and np.array_equal(default[sure], first[sure])
+    assert np.allclose(default[~sure], looked.probabilities[~sure])
