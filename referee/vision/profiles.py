@@ -192,7 +192,8 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
 
 def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
                  bands: tuple[float, ...], *, iterations: int = 2, along: int = 6,
-                 step: float = 0.01, robust_rounds: int = 2, rigid: bool = False) -> FloatArray | None:
+                 step: float = 0.01, robust_rounds: int = 2, rigid: bool = False,
+                 outer: tuple[float, ...] | None = None) -> FloatArray | None:
     """Refine `h` (board -> image) to the grid lines' profile peaks, band by band; `rigid`
     only shifts, turns and scales the board in its plane (see gridfit.solve_rigid)."""
     solve = solve_rigid if rigid else solve_lines
@@ -206,8 +207,8 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
     outermost = (sub.index == 0) | (sub.index == np.where(sub.on_x, files, ranks))
     small = min(files, ranks) <= 3
     for b, band in enumerate(bands):
-        outer_weight = (SMALL_OUTER_WEIGHT if small else OUTER_WEIGHT if b == len(bands) - 1
-                        else EARLY_OUTER_WEIGHT)
+        outer_weight = (outer[b] if outer is not None else SMALL_OUTER_WEIGHT if small
+                        else OUTER_WEIGHT if b == len(bands) - 1 else EARLY_OUTER_WEIGHT)
         for _ in range(iterations):
             prof = measure(image, h, sub, band, step=step, windows=windows)
             strength = np.nan_to_num(prof.strength, nan=0.0)
