@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from referee.errors import NoBoardError
 from referee.vision.gridfit import (
+    normaliser,
     GreyImage,
     NearestEdges,
     Support,
@@ -236,23 +237,32 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
     counts = _lattice_counts(inv, homog, s.inlier_tol)
     order = np.argsort(-counts)[: 20 * s.max_lattices]
     order = order[counts[order] >= 6]
+    cells = quads[order]
     skip = np.zeros(len(order), dtype=bool)
     seen: set[bytes] = set()
     out: list[_Lattice] = []
+    # First the best-supported lattices as they come (the same lattice refitted from another
+    # of its squares can differ, and sometimes that one is right); then, for variety, more
+    # lattices none of whose squares belongs to one already found.
+    extra = s.max_lattices // 2
     for k, m in enumerate(order):
         if skip[k]:
             continue
         lattice = _refit_lattice(hs[m], homog, s.inlier_tol)
         if lattice is None:
             continue
-        # the other squares of this lattice would refit the same lattice: skip them
-        skip |= _cells_of(quads[order], lattice.h, s.inlier_tol)
         key = lattice.labels.tobytes() + np.rint(lattice.h[:2, 2] / 4).tobytes()
         if key in seen:
             continue
         seen.add(key)
         out.append(lattice)
-        if len(out) >= s.max_lattices:
+        if len(out) == s.max_lattices:
+            # from here on, skip the squares of every lattice found so far
+            for lat in out:
+                skip |= _cells_of(cells, lat.h, s.inlier_tol)
+        elif len(out) > s.max_lattices:
+            skip |= _cells_of(cells, lattice.h, s.inlier_tol)
+        if len(out) >= s.max_lattices + extra:
             break
     return out
 
@@ -287,6 +297,22 @@ def _lattice_counts(inv: FloatArray, homog: FloatArray, tol: float, chunk: int =
     return counts
 
 
+def _dlt(src: FloatArray, dst: FloatArray) -> FloatArray | None:
+    """Least-squares homography src -> dst (normalised DLT; what cv2.findHomography's
+    method 0 starts from, without its slower iterative polish, which a lattice refit
+    repeated hundreds of times a frame does not need)."""
+    ns, nd = normaliser(src), normaliser(dst)
+    a = np.column_stack([src, np.ones(len(src))]) @ ns.T
+    b = np.column_stack([dst, np.ones(len(dst))]) @ nd.T
+    zero = np.zeros_like(a)
+    rows = np.vstack([np.hstack([a, zero, -b[:, :1] * a]), np.hstack([zero, a, -b[:, 1:2] * a])])
+    _, vecs = np.linalg.eigh(rows.T @ rows)
+    h = np.linalg.inv(nd) @ vecs[:, 0].reshape(3, 3) @ ns
+    if not np.all(np.isfinite(h)) or abs(h[2, 2]) < 1e-12:
+        return None
+    return np.asarray(h / h[2, 2], dtype=np.float64)
+
+
 def _refit_lattice(h: FloatArray, homog: FloatArray, tol: float) -> _Lattice | None:
     """Least-squares homography through every crossing that falls on the lattice, twice."""
     for _ in range(2):
@@ -300,10 +326,10 @@ def _refit_lattice(h: FloatArray, homog: FloatArray, tol: float) -> _Lattice | N
         labels -= labels.min(axis=0)
         if len(np.unique(labels[:, 0])) < 2 or len(np.unique(labels[:, 1])) < 2:
             return None
-        fitted, _ = cv2.findHomography(labels.astype(np.float64), homog[near, :2], 0)
+        fitted = _dlt(labels.astype(np.float64), homog[near, :2])
         if fitted is None:
             return None
-        h = np.asarray(fitted, dtype=np.float64)
+        h = fitted
     return _Lattice(h, labels)
 
 

@@ -255,13 +255,13 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
             side = np.where(~outermost[good], 0.0, np.where(index == 0, -1.0, 1.0))
             shift = 0.0
             fitted = solve(image_pts, on_x, index, weight * tukey0, h)
-            for _ in range(robust_rounds):
+            for round_ in range(robust_rounds):
                 if fitted is None:
                     return None
                 resid = _residuals(fitted, image_pts, on_x, index + side * shift)
                 scale = max(4.5 * float(np.median(np.abs(resid))), 0.015)
                 tukey = (1 - np.minimum(np.abs(resid) / scale, 1.0) ** 2) ** 2
-                if outer_shift > 0:
+                if outer_shift > 0 and round_ == 0:
                     shift = _best_shift(solve, image_pts, on_x, index, side, weight * tukey, h, outer_shift)
                 fitted = solve(image_pts, on_x, index + side * shift, weight * tukey, h)
             if fitted is None:
@@ -272,20 +272,24 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
 
 def _best_shift(solve: Callable[..., FloatArray | None], pts: FloatArray, on_x: NDArray[np.bool_],
                 index: FloatArray, side: FloatArray, weight: FloatArray, h: FloatArray,
-                most: float, step: float = 0.02) -> float:
+                most: float, step: float = 0.05) -> float:
     """How far outside the outermost grid lines (squares, the same on every side) what they
     show lies: 0 for a printed outer line, more for a border line or the board's edge
     beside the grid. The grid's own regular spacing, seen in its inner lines, places it;
     the outer lines then still say which way they run (a border runs parallel to them)."""
-    best, best_cost = 0.0, np.inf
-    for shift in np.arange(0.0, most + 1e-9, step):
+    def cost(shift: float) -> float:
         fitted = solve(pts, on_x, index + side * shift, weight, h)
         if fitted is None:
-            continue
-        resid = _residuals(fitted, pts, on_x, index + side * shift)
-        cost = float(np.sum(weight * resid ** 2))
-        if cost < best_cost:
-            best, best_cost = float(shift), cost
+            return np.inf
+        return float(np.sum(weight * _residuals(fitted, pts, on_x, index + side * shift) ** 2))
+
+    coarse = [(cost(float(c)), float(c)) for c in np.arange(0.0, most + 1e-9, step)]
+    best_cost, best = min(coarse)
+    for near in (best - step / 2, best + step / 2):  # then half a step either side
+        if 0.0 <= near <= most:
+            c = cost(near)
+            if c < best_cost:
+                best_cost, best = c, near
     return best
 
 
