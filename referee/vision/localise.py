@@ -24,7 +24,6 @@ from numpy.typing import NDArray
 
 from referee.errors import NoBoardError
 from referee.vision.gridfit import (
-    normaliser,
     GreyImage,
     NearestEdges,
     Support,
@@ -32,6 +31,7 @@ from referee.vision.gridfit import (
     edge_map,
     grid_support,
     line_support,
+    normaliser,
 )
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
 from referee.vision.profiles import fit_profiles, profile_support
@@ -232,7 +232,7 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
         return []
     hs = _unit_square_homographies(quads)
     with np.errstate(all="ignore"):
-        inv = np.linalg.inv(hs)
+        inv = np.asarray(np.linalg.inv(hs), dtype=np.float64)
     homog = np.column_stack([pts, np.ones(len(pts))])
     counts = _lattice_counts(inv, homog, s.inlier_tol)
     order = np.argsort(-counts)[: 20 * s.max_lattices]
@@ -256,12 +256,10 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
             continue
         seen.add(key)
         out.append(lattice)
-        if len(out) == s.max_lattices:
+        if len(out) >= s.max_lattices:
             # from here on, skip the squares of every lattice found so far
-            for lat in out:
-                skip |= _cells_of(cells, lat.h, s.inlier_tol)
-        elif len(out) > s.max_lattices:
-            skip |= _cells_of(cells, lattice.h, s.inlier_tol)
+            for lat in out if len(out) == s.max_lattices else out[-1:]:
+                skip[k + 1:] |= _cells_of(cells[k + 1:], lat.h, s.inlier_tol)
         if len(out) >= s.max_lattices + extra:
             break
     return out
@@ -270,7 +268,8 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
 def _cells_of(quads: FloatArray, h: FloatArray, tol: float) -> NDArray[np.bool_]:
     """Which quads (m, 4, 2) of image points are the corners of one unit cell of lattice `h`."""
     with np.errstate(all="ignore"):
-        uv = apply_homography(np.linalg.inv(h), quads.reshape(-1, 2)).reshape(quads.shape)
+        back = np.asarray(np.linalg.inv(h), dtype=np.float64)
+        uv = apply_homography(back, quads.reshape(-1, 2)).reshape(quads.shape)
         on = np.all(np.abs(uv - np.rint(uv)) <= tol, axis=(1, 2))
     cell = np.rint(np.nan_to_num(uv))
     steps = np.abs(np.roll(cell, -1, axis=1) - cell).sum(axis=2)

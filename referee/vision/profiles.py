@@ -172,7 +172,7 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
         spec = np.fft.rfft(even, 2 * length, axis=1)
         conv = np.fft.irfft(spec * spec, 2 * length, axis=1)[:, : 2 * length - 1]
     else:
-        conv = _paired(even, max(1, int(round(max_pair / step))))
+        conv = _paired(even, max(1, round(max_pair / step)))
     # The strongest symmetric structure, weighed by a Gaussian prior around the predicted
     # line (sd PRIOR_WIDTH x band): a die's edge or a border line may be stronger but lies
     # further off, while a start a little off the line still reaches it. (Taking the nearest
@@ -228,7 +228,8 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
     # The outermost lines often run beside a board's border line, its edge or a margin of
     # another tone, which the wide bands would follow: they count less there, except on
     # boards with only two inner lines a family (3x3), which alone leave the homography
-    # barely determined.
+    # barely determined. With `outer_shift`, what they show may also lie a common distance
+    # outside them (found once a fit): they still say which way the grid's sides run.
     outermost = (sub.index == 0) | (sub.index == np.where(sub.on_x, files, ranks))
     small = min(files, ranks) <= 3
     for b, band in enumerate(bands):

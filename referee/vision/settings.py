@@ -46,6 +46,12 @@ class LocaliseSettings:
     refine_outer_shift: float = 0.3
     refine_margin: float = 0.6
 
+    def __post_init__(self) -> None:
+        for name in ("refine_outer", "refine_outer_small"):
+            if len(getattr(self, name)) != len(self.refine_bands):
+                raise VisionSettingsError(f"[localise] {name} needs one weight per refine band "
+                                          f"({len(self.refine_bands)})")
+
 
 @dataclass(frozen=True)
 class TrackSettings:
