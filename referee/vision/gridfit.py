@@ -198,7 +198,7 @@ def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, verti
         return np.where(seen >= 0.3 * samples, hits / seen, np.nan)
 
 
-def _normaliser(points: FloatArray) -> FloatArray:
+def normaliser(points: FloatArray) -> FloatArray:
     """Hartley's normalisation: centre the points, mean distance sqrt(2)."""
     centre = points.mean(axis=0)
     spread = float(np.sqrt(((points - centre) ** 2).sum(axis=1).mean())) or 1.0
@@ -214,7 +214,7 @@ def solve_lines(points: FloatArray, on_x: NDArray[np.bool_], index: FloatArray, 
     are divided by g3 . p of the current `h` so residuals count in board units."""
     if len(points) < 8 or len(np.unique(index[on_x])) < 2 or len(np.unique(index[~on_x])) < 2:
         return None
-    norm = _normaliser(points)
+    norm = normaliser(points)
     q = np.column_stack([points, np.ones(len(points))]) @ norm.T
     try:
         g = np.linalg.inv(h) @ np.linalg.inv(norm)

@@ -31,6 +31,7 @@ from referee.vision.gridfit import (
     edge_map,
     grid_support,
     line_support,
+    normaliser,
 )
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
 from referee.vision.profiles import fit_profiles, profile_support
@@ -219,28 +220,34 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
     sides = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2)
     ok &= sides.min(axis=1) >= s.min_square_px
     ok &= sides.max(axis=1) <= 0.5 * max(rows, cols)
+    # one square of a board tilted at most ~45 degrees: opposite sides alike, not a sliver
+    with np.errstate(all="ignore"):
+        ratio_a = sides[:, 0] / sides[:, 2]
+        ratio_b = sides[:, 1] / sides[:, 3]
+        aspect = (sides[:, 0] + sides[:, 2]) / (sides[:, 1] + sides[:, 3])
+    ok &= (np.maximum(ratio_a, 1 / ratio_a) < 1.6) & (np.maximum(ratio_b, 1 / ratio_b) < 1.6)
+    ok &= np.maximum(aspect, 1 / aspect) < 2.5
     quads = quads[ok]
     if len(quads) == 0:
         return []
     hs = _unit_square_homographies(quads)
     with np.errstate(all="ignore"):
-        inv = np.linalg.inv(hs)
+        inv = np.asarray(np.linalg.inv(hs), dtype=np.float64)
     homog = np.column_stack([pts, np.ones(len(pts))])
-    best: list[tuple[int, int]] = []
-    chunk = 2048
-    counts = np.zeros(len(hs), dtype=np.int64)
-    for start in range(0, len(hs), chunk):
-        uvw = np.einsum("mij,nj->mni", inv[start:start + chunk], homog)
-        with np.errstate(all="ignore"):
-            uv = uvw[..., :2] / uvw[..., 2:3]
-        near = np.all(np.abs(uv - np.rint(uv)) < s.inlier_tol, axis=2) & np.all(np.abs(uv) < 20, axis=2)
-        counts[start:start + chunk] = near.sum(axis=1)
-    order = np.argsort(-counts)
+    counts = _lattice_counts(inv, homog, s.inlier_tol)
+    order = np.argsort(-counts)[: 20 * s.max_lattices]
+    order = order[counts[order] >= 6]
+    cells = quads[order]
+    skip = np.zeros(len(order), dtype=bool)
     seen: set[bytes] = set()
     out: list[_Lattice] = []
-    for m in order[: 20 * s.max_lattices]:
-        if counts[m] < 6:
-            break
+    # First the best-supported lattices as they come (the same lattice refitted from another
+    # of its squares can differ, and sometimes that one is right); then, for variety, more
+    # lattices none of whose squares belongs to one already found.
+    extra = s.max_lattices // 2
+    for k, m in enumerate(order):
+        if skip[k]:
+            continue
         lattice = _refit_lattice(hs[m], homog, s.inlier_tol)
         if lattice is None:
             continue
@@ -249,10 +256,60 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
             continue
         seen.add(key)
         out.append(lattice)
-        best.append((int(counts[m]), len(out)))
         if len(out) >= s.max_lattices:
+            # from here on, skip the squares of every lattice found so far
+            for lat in out if len(out) == s.max_lattices else out[-1:]:
+                skip[k + 1:] |= _cells_of(cells[k + 1:], lat.h, s.inlier_tol)
+        if len(out) >= s.max_lattices + extra:
             break
     return out
+
+
+def _cells_of(quads: FloatArray, h: FloatArray, tol: float) -> NDArray[np.bool_]:
+    """Which quads (m, 4, 2) of image points are the corners of one unit cell of lattice `h`."""
+    with np.errstate(all="ignore"):
+        back = np.asarray(np.linalg.inv(h), dtype=np.float64)
+        uv = apply_homography(back, quads.reshape(-1, 2)).reshape(quads.shape)
+        on = np.all(np.abs(uv - np.rint(uv)) <= tol, axis=(1, 2))
+    cell = np.rint(np.nan_to_num(uv))
+    steps = np.abs(np.roll(cell, -1, axis=1) - cell).sum(axis=2)
+    return np.asarray(on & np.all(steps == 1, axis=1), dtype=np.bool_)
+
+
+def _lattice_counts(inv: FloatArray, homog: FloatArray, tol: float, chunk: int = 1024) -> NDArray[np.int64]:
+    """For each lattice (image -> lattice map), how many crossings fall within `tol` of one of
+    its points (within 20 squares of its origin). float32 and one matrix product a chunk:
+    this runs on thousands of lattices times hundreds of crossings."""
+    counts = np.zeros(len(inv), dtype=np.int64)
+    pts_t = homog.T.astype(np.float32)
+    flat = inv.astype(np.float32)
+    for start in range(0, len(inv), chunk):
+        part = flat[start:start + chunk]
+        uvw = (part.reshape(-1, 3) @ pts_t).reshape(len(part), 3, -1)
+        with np.errstate(all="ignore"):
+            r = 1.0 / uvw[:, 2]
+            u = uvw[:, 0] * r
+            v = uvw[:, 1] * r
+            near = (np.abs(u - np.rint(u)) < tol) & (np.abs(v - np.rint(v)) < tol)
+            near &= (np.abs(u) < 20) & (np.abs(v) < 20)
+        counts[start:start + chunk] = near.sum(axis=1)
+    return counts
+
+
+def _dlt(src: FloatArray, dst: FloatArray) -> FloatArray | None:
+    """Least-squares homography src -> dst (normalised DLT; what cv2.findHomography's
+    method 0 starts from, without its slower iterative polish, which a lattice refit
+    repeated hundreds of times a frame does not need)."""
+    ns, nd = normaliser(src), normaliser(dst)
+    a = np.column_stack([src, np.ones(len(src))]) @ ns.T
+    b = np.column_stack([dst, np.ones(len(dst))]) @ nd.T
+    zero = np.zeros_like(a)
+    rows = np.vstack([np.hstack([a, zero, -b[:, :1] * a]), np.hstack([zero, a, -b[:, 1:2] * a])])
+    _, vecs = np.linalg.eigh(rows.T @ rows)
+    h = np.linalg.inv(nd) @ vecs[:, 0].reshape(3, 3) @ ns
+    if not np.all(np.isfinite(h)) or abs(h[2, 2]) < 1e-12:
+        return None
+    return np.asarray(h / h[2, 2], dtype=np.float64)
 
 
 def _refit_lattice(h: FloatArray, homog: FloatArray, tol: float) -> _Lattice | None:
@@ -268,10 +325,10 @@ def _refit_lattice(h: FloatArray, homog: FloatArray, tol: float) -> _Lattice | N
         labels -= labels.min(axis=0)
         if len(np.unique(labels[:, 0])) < 2 or len(np.unique(labels[:, 1])) < 2:
             return None
-        fitted, _ = cv2.findHomography(labels.astype(np.float64), homog[near, :2], 0)
+        fitted = _dlt(labels.astype(np.float64), homog[near, :2])
         if fitted is None:
             return None
-        h = np.asarray(fitted, dtype=np.float64)
+        h = fitted
     return _Lattice(h, labels)
 
 
@@ -294,19 +351,34 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
     for fw, rw, transposed in ((files, ranks, False), (ranks, files, True)):
         if transposed and files == ranks:
             break
-        for a in range(1, len(us) - fw - 1):
-            inner_u = su[a:a + fw + 1]
-            out_u = max(su[a - 1], su[a + fw + 1])
-            for b in range(1, len(vs) - rw - 1):
-                inner = np.concatenate([inner_u, sv[b:b + rw + 1]])
-                outside = max(out_u, sv[b - 1], sv[b + rw + 1])
-                score = float(inner.mean() - 0.5 * outside)
-                u0, v0 = us[a], vs[b]
-                t = (np.array([[0.0, 1.0, u0], [1.0, 0.0, v0], [0, 0, 1.0]]) if transposed
-                     else np.array([[1.0, 0.0, u0], [0.0, 1.0, v0], [0, 0, 1.0]]))
-                found.append((score, t))
+        sum_u, out_u = _window_sums(su, fw)
+        sum_v, out_v = _window_sums(sv, rw)
+        if len(sum_u) == 0 or len(sum_v) == 0:
+            continue
+        scores = ((sum_u[:, None] + sum_v[None, :]) / (fw + rw + 2)
+                  - 0.5 * np.maximum(out_u[:, None], out_v[None, :]))
+        flat = scores.ravel()
+        for k in np.argsort(-flat, kind="stable")[: s.windows_per_lattice]:
+            a, b = divmod(int(k), len(sum_v))
+            u0, v0 = us[a + 1], vs[b + 1]
+            t = (np.array([[0.0, 1.0, u0], [1.0, 0.0, v0], [0, 0, 1.0]]) if transposed
+                 else np.array([[1.0, 0.0, u0], [0.0, 1.0, v0], [0, 0, 1.0]]))
+            found.append((float(flat[k]), t))
     found.sort(key=lambda st: -st[0])
     return found[: s.windows_per_lattice]
+
+
+def _window_sums(support: FloatArray, width: int) -> tuple[FloatArray, FloatArray]:
+    """For each window of width + 1 lines starting at index 1, 2, ... (a line left on each
+    side): the sum of its lines' support and the larger support of the two lines beside it."""
+    n = len(support) - width - 2
+    if n <= 0:
+        return np.zeros(0), np.zeros(0)
+    csum = np.concatenate([[0.0], np.cumsum(support)])
+    starts = np.arange(1, n + 1)
+    sums = csum[starts + width + 1] - csum[starts]
+    beside = np.maximum(support[starts - 1], support[starts + width + 1])
+    return sums, beside
 
 
 # ---------------------------------------------------------------- orientation
@@ -368,7 +440,9 @@ def refine(frame: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
            s: LocaliseSettings) -> FloatArray:
     """Sub-pixel fit of `h` (board -> frame) to the lines' intensity profiles at full
     resolution; the coarse grid stays when the fit fails or jumps."""
-    fitted = fit_profiles(frame, h, files, ranks, s.refine_bands)
+    outer = s.refine_outer_small if min(files, ranks) <= 3 else s.refine_outer
+    fitted = fit_profiles(frame, h, files, ranks, s.refine_bands, outer=outer,
+                          max_pair=s.refine_max_pair or None, outer_shift=s.refine_outer_shift)
     if fitted is None or _moved(h, fitted, files, ranks) > 0.5:
         return h
     return fitted

@@ -17,6 +17,7 @@ needs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -122,9 +123,11 @@ class Profiles:
 
 def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float, *,
             step: float = 0.01, smooth: float = 0.015,
-            windows: NDArray[np.int64] | None = None) -> Profiles:
+            windows: NDArray[np.int64] | None = None, max_pair: float | None = None) -> Profiles:
     """Sample every segment's profile across +-band squares and find its peak; with
-    `windows`, the peak of each window's segments' profiles together (one row per window)."""
+    `windows`, the peak of each window's segments' profiles together (one row per window);
+    with `max_pair`, only edges about that far apart (squares) or closer pair up as a line
+    (see _paired)."""
     n_off = 2 * int(np.ceil(band / step)) + 1
     offs = np.linspace(-band, band, n_off)
     # homogeneous image points are linear in the offset: H(b + o n) = H b + o H n
@@ -165,8 +168,11 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     # their centre, so edge heights are evened out (compressed) first.
     top = np.maximum(sm.max(axis=1, keepdims=True), 1e-9)
     even = (sm / top) ** EDGE_GAMMA
-    spec = np.fft.rfft(even, 2 * length, axis=1)
-    conv = np.fft.irfft(spec * spec, 2 * length, axis=1)[:, : 2 * length - 1]
+    if max_pair is None:
+        spec = np.fft.rfft(even, 2 * length, axis=1)
+        conv = np.fft.irfft(spec * spec, 2 * length, axis=1)[:, : 2 * length - 1]
+    else:
+        conv = _paired(even, max(1, round(max_pair / step)))
     # The strongest symmetric structure, weighed by a Gaussian prior around the predicted
     # line (sd PRIOR_WIDTH x band): a die's edge or a border line may be stronger but lies
     # further off, while a start a little off the line still reaches it. (Taking the nearest
@@ -190,9 +196,29 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     return Profiles(offset, np.where(seen, strength, np.nan))
 
 
+def _paired(even: FloatArray, reach: int) -> FloatArray:
+    """The self-convolution of each row, restricted to pairs of samples about `reach` apart
+    at most: out[:, k] = sum over i + j = k of taper(|i - j|) even[:, i] even[:, j], the taper
+    1 up to `reach` and falling off smoothly over a few samples beyond. A printed line's two
+    edges pair up; a step edge and an unrelated edge further off (a die's foot, a border
+    line beside the outermost grid line) do not, so they no longer make a false centre of
+    symmetry half-way between them that outweighs the step itself. (The taper is smooth
+    because a hard cut keeps one more term in the even sums than in the odd ones, or the
+    reverse, which pulls the interpolated peak by a quarter sample.)"""
+    n, length = even.shape
+    out = np.zeros((n, 2 * length - 1))
+    for d in range(min(reach + 6, length - 1) + 1):
+        taper = float(np.exp(-0.5 * (max(0, d - reach) / 2.0) ** 2))
+        prod = even[:, : length - d] * even[:, d:]
+        out[:, d + 2 * np.arange(length - d)] += (1.0 if d == 0 else 2.0) * taper * prod
+    return out
+
+
 def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
                  bands: tuple[float, ...], *, iterations: int = 2, along: int = 6,
-                 step: float = 0.01, robust_rounds: int = 2, rigid: bool = False) -> FloatArray | None:
+                 step: float = 0.01, robust_rounds: int = 2, rigid: bool = False,
+                 outer: tuple[float, ...] | None = None, max_pair: float | None = None,
+                 outer_shift: float = 0.0) -> FloatArray | None:
     """Refine `h` (board -> image) to the grid lines' profile peaks, band by band; `rigid`
     only shifts, turns and scales the board in its plane (see gridfit.solve_rigid)."""
     solve = solve_rigid if rigid else solve_lines
@@ -202,14 +228,15 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
     # The outermost lines often run beside a board's border line, its edge or a margin of
     # another tone, which the wide bands would follow: they count less there, except on
     # boards with only two inner lines a family (3x3), which alone leave the homography
-    # barely determined.
+    # barely determined. With `outer_shift`, what they show may also lie a common distance
+    # outside them (found once a fit): they still say which way the grid's sides run.
     outermost = (sub.index == 0) | (sub.index == np.where(sub.on_x, files, ranks))
     small = min(files, ranks) <= 3
     for b, band in enumerate(bands):
-        outer_weight = (SMALL_OUTER_WEIGHT if small else OUTER_WEIGHT if b == len(bands) - 1
-                        else EARLY_OUTER_WEIGHT)
+        outer_weight = (outer[b] if outer is not None else SMALL_OUTER_WEIGHT if small
+                        else OUTER_WEIGHT if b == len(bands) - 1 else EARLY_OUTER_WEIGHT)
         for _ in range(iterations):
-            prof = measure(image, h, sub, band, step=step, windows=windows)
+            prof = measure(image, h, sub, band, step=step, windows=windows, max_pair=max_pair)
             strength = np.nan_to_num(prof.strength, nan=0.0)
             typical = float(np.median(strength[strength > 0])) if np.any(strength > 0) else 0.0
             good = strength > 0.3 * typical
@@ -226,18 +253,45 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
             weight = np.where(outermost[good], outer_weight * weight, weight)
             r0 = prof.offset[good] / band
             tukey0 = (1 - np.minimum(np.abs(r0), 1.0) ** 2) ** 2
+            side = np.where(~outermost[good], 0.0, np.where(index == 0, -1.0, 1.0))
+            shift = 0.0
             fitted = solve(image_pts, on_x, index, weight * tukey0, h)
-            for _ in range(robust_rounds):
+            for round_ in range(robust_rounds):
                 if fitted is None:
                     return None
-                resid = _residuals(fitted, image_pts, on_x, index)
+                resid = _residuals(fitted, image_pts, on_x, index + side * shift)
                 scale = max(4.5 * float(np.median(np.abs(resid))), 0.015)
                 tukey = (1 - np.minimum(np.abs(resid) / scale, 1.0) ** 2) ** 2
-                fitted = solve(image_pts, on_x, index, weight * tukey, h)
+                if outer_shift > 0 and round_ == 0:
+                    shift = _best_shift(solve, image_pts, on_x, index, side, weight * tukey, h, outer_shift)
+                fitted = solve(image_pts, on_x, index + side * shift, weight * tukey, h)
             if fitted is None:
                 return None
             h = fitted
     return h
+
+
+def _best_shift(solve: Callable[..., FloatArray | None], pts: FloatArray, on_x: NDArray[np.bool_],
+                index: FloatArray, side: FloatArray, weight: FloatArray, h: FloatArray,
+                most: float, step: float = 0.05) -> float:
+    """How far outside the outermost grid lines (squares, the same on every side) what they
+    show lies: 0 for a printed outer line, more for a border line or the board's edge
+    beside the grid. The grid's own regular spacing, seen in its inner lines, places it;
+    the outer lines then still say which way they run (a border runs parallel to them)."""
+    def cost(shift: float) -> float:
+        fitted = solve(pts, on_x, index + side * shift, weight, h)
+        if fitted is None:
+            return np.inf
+        return float(np.sum(weight * _residuals(fitted, pts, on_x, index + side * shift) ** 2))
+
+    coarse = [(cost(float(c)), float(c)) for c in np.arange(0.0, most + 1e-9, step)]
+    best_cost, best = min(coarse)
+    for near in (best - step / 2, best + step / 2):  # then half a step either side
+        if 0.0 <= near <= most:
+            c = cost(near)
+            if c < best_cost:
+                best_cost, best = c, near
+    return best
 
 
 def _residuals(h: FloatArray, pts: FloatArray, on_x: NDArray[np.bool_], index: FloatArray) -> FloatArray:

@@ -40,7 +40,17 @@ class LocaliseSettings:
     chamfer_candidates: int = 4
     chamfer_radii_px: tuple[float, ...] = (8.0, 5.0, 3.0, 2.0)
     refine_bands: tuple[float, ...] = (0.15, 0.08, 0.04)
+    refine_outer: tuple[float, ...] = (0.25, 0.25, 0.5)
+    refine_outer_small: tuple[float, ...] = (1.0, 1.0, 1.0)
+    refine_max_pair: float = 0.0
+    refine_outer_shift: float = 0.3
     refine_margin: float = 0.6
+
+    def __post_init__(self) -> None:
+        for name in ("refine_outer", "refine_outer_small"):
+            if len(getattr(self, name)) != len(self.refine_bands):
+                raise VisionSettingsError(f"[localise] {name} needs one weight per refine band "
+                                          f"({len(self.refine_bands)})")
 
 
 @dataclass(frozen=True)
