@@ -46,9 +46,11 @@ class PipelineSettings:
     refind_every_s: float = 1.0  # how often to search for a board that is not in view
     no_board_after_s: float = 3.0  # tell the players after this long without a board
     # A square whose best label leads its runner-up by less than this (nats) is looked at
-    # again, its crop cut at these scales too, and the looks averaged (geometric mean).
+    # again: crops cut tighter (these scales) and shifted (this share of a square, four
+    # ways), the looks averaged (geometric mean).
     second_look_below: float = 3.0
-    second_look_scales: tuple[float, ...] = (0.85, 0.9, 0.95)
+    second_look_scales: tuple[float, ...] = (0.9, 0.95)
+    second_look_shift: float = 0.04
 
 
 class BoardReader:
@@ -185,17 +187,24 @@ class BoardReader:
 
     def _look_again(self, frame_bgr: np.ndarray, quads: np.ndarray, first: np.ndarray
                     ) -> np.ndarray:
-        """A closer look at doubtful squares: crops cut tighter round the piece (a tilted
-        die's sides, which show other faces, fill less of them), averaged with the first
+        """A second look at doubtful squares: crops cut tighter round the piece (a tilted
+        die's sides, which show other faces, fill less of them) and a little shifted (a
+        piece's top stands higher or lower than the crops assume), averaged with the first
         look in log space, so that the looks are one opinion, not independent evidence."""
-        centres = quads.mean(axis=1, keepdims=True)
         looks = [np.log(np.clip(first, 1e-9, 1.0))]
-        for scale in self.settings.second_look_scales:
-            tighter = list((centres + (quads - centres) * scale).astype(np.float32))
-            seen = self.classifier.predict(crop_squares(frame_bgr, tighter, self.crop_spec))
+        for moved in self._second_looks(quads):
+            seen = self.classifier.predict(crop_squares(frame_bgr, list(moved), self.crop_spec))
             looks.append(np.log(np.clip(seen.astype(np.float64), 1e-9, 1.0)))
         mean = np.exp(np.mean(looks, axis=0))
         return np.asarray(mean / mean.sum(axis=1, keepdims=True))
+
+    def _second_looks(self, quads: np.ndarray) -> list[np.ndarray]:
+        centres = quads.mean(axis=1, keepdims=True)
+        side = np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1)[:, None, None]
+        step = self.settings.second_look_shift * side
+        looks = [centres + (quads - centres) * scale for scale in self.settings.second_look_scales]
+        looks += [quads + step * np.array(way) for way in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+        return [look.astype(np.float32) for look in looks]
 
 
 def lead(probabilities: np.ndarray) -> np.ndarray:
