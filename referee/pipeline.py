@@ -31,6 +31,7 @@ from referee.vision.classifier import Classifier
 from referee.vision.crops import CropSpec, crop_squares
 from referee.vision.localise import find_board, refit, track
 from referee.vision.pose import BoardPose
+from referee.vision.second_look import SecondLook, looked_again
 from referee.vision.settings import VisionSettings, default_settings
 from referee.vision.warp import top_face_quads, view_outside_frame, warp_board
 
@@ -45,12 +46,7 @@ class PipelineSettings:
     piece_height: float = 0.7  # height of a piece's top face, in squares (a die ~0.7)
     refind_every_s: float = 1.0  # how often to search for a board that is not in view
     no_board_after_s: float = 3.0  # tell the players after this long without a board
-    # A square whose best label leads its runner-up by less than this (nats) is looked at
-    # again: crops cut tighter (these scales) and shifted (this share of a square, four
-    # ways), the looks averaged (geometric mean).
-    second_look_below: float = 3.0
-    second_look_scales: tuple[float, ...] = (0.9, 0.95)
-    second_look_shift: float = 0.04
+    second_look: SecondLook = field(default_factory=SecondLook)  # at unsure squares
 
 
 class BoardReader:
@@ -177,40 +173,10 @@ class BoardReader:
                                camera_matrix=self.lens.camera_matrix)
         quads = quads.astype(np.float32)
         crops = crop_squares(frame_bgr, list(quads), self.crop_spec)
-        probabilities = self.classifier.predict(crops).astype(np.float64)
-        doubtful = np.flatnonzero(lead(probabilities) < self.settings.second_look_below)
-        if doubtful.size:
-            probabilities[doubtful] = self._look_again(frame_bgr, quads[doubtful],
-                                                       probabilities[doubtful])
+        probabilities = looked_again(self.classifier, frame_bgr, quads,
+                                     self.classifier.predict(crops), self.settings.second_look)
         return Reading(self.classifier.labels, probabilities,
                        crop_colors(crops, self.crop_spec), frame_index, time_s)
-
-    def _look_again(self, frame_bgr: np.ndarray, quads: np.ndarray, first: np.ndarray
-                    ) -> np.ndarray:
-        """A second look at doubtful squares: crops cut tighter round the piece (a tilted
-        die's sides, which show other faces, fill less of them) and a little shifted (a
-        piece's top stands higher or lower than the crops assume), averaged with the first
-        look in log space, so that the looks are one opinion, not independent evidence."""
-        looks = [np.log(np.clip(first, 1e-9, 1.0))]
-        for moved in self._second_looks(quads):
-            seen = self.classifier.predict(crop_squares(frame_bgr, list(moved), self.crop_spec))
-            looks.append(np.log(np.clip(seen.astype(np.float64), 1e-9, 1.0)))
-        mean = np.exp(np.mean(looks, axis=0))
-        return np.asarray(mean / mean.sum(axis=1, keepdims=True))
-
-    def _second_looks(self, quads: np.ndarray) -> list[np.ndarray]:
-        centres = quads.mean(axis=1, keepdims=True)
-        side = np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1)[:, None, None]
-        step = self.settings.second_look_shift * side
-        looks = [centres + (quads - centres) * scale for scale in self.settings.second_look_scales]
-        looks += [quads + step * np.array(way) for way in ((1, 0), (-1, 0), (0, 1), (0, -1))]
-        return [look.astype(np.float32) for look in looks]
-
-
-def lead(probabilities: np.ndarray) -> np.ndarray:
-    """How far each square's best label leads its runner-up, in nats."""
-    top_two = np.sort(np.clip(probabilities, 1e-9, 1.0), axis=1)[:, -2:]
-    return np.asarray(np.log(top_two[:, 1] / top_two[:, 0]))
 
 
 def crop_colors(crops: np.ndarray, spec: CropSpec) -> np.ndarray:

@@ -71,24 +71,22 @@ def test_a_keyframe_keeps_the_board_and_little_else(start_frame):
 
 
 def test_a_second_look_averages_tighter_crops_of_doubtful_squares_only(start_frame):
-    """Squares whose best label leads by less than `second_look_below` nats are read again
-    from tighter crops and the looks averaged; the others keep their first reading."""
-    import dataclasses
-
-    from referee.pipeline import BoardReader, PipelineSettings, lead
+    """Squares whose best label leads by less than `SecondLook.below` nats are read again
+    from tighter and shifted crops and the looks averaged; the others keep their reading."""
+    from referee.pipeline import BoardReader, PipelineSettings
     from referee.vision.classifier import Classifier
+    from referee.vision.second_look import SecondLook, lead, looked_again
 
     frame, truth = start_frame
-    pose = pose_of(truth)
     classifier = Classifier.load("dice")
-    once = BoardReader(5, 6, classifier, settings=PipelineSettings(second_look_below=0.0))
-    first = once.read(frame, pose, 0, 0.0).probabilities
-    always = dataclasses.replace(PipelineSettings(), second_look_below=np.inf)
-    looked = BoardReader(5, 6, classifier, settings=always).read(frame, pose, 0, 0.0)
-    assert np.allclose(looked.probabilities.sum(axis=1), 1.0)
-    assert not np.allclose(looked.probabilities, first)  # every square was looked at again
-    assert list(looked.probabilities.argmax(axis=1)) == list(first.argmax(axis=1))
-    default = BoardReader(5, 6, classifier).read(frame, pose, 0, 0.0).probabilities
-    sure = lead(first) >= PipelineSettings().second_look_below
-    assert sure.any() and np.array_equal(default[sure], first[sure])
-    assert np.allclose(default[~sure], looked.probabilities[~sure])
+    never = PipelineSettings(second_look=SecondLook(below=0.0))
+    first = BoardReader(5, 6, classifier, settings=never).read(frame, pose_of(truth), 0, 0.0)
+    quads = top_face_quads(pose_of(truth), (frame.shape[1], frame.shape[0]), height=DIE_HEIGHT)
+    looked = looked_again(classifier, frame, quads, first.probabilities, SecondLook(below=np.inf))
+    assert np.allclose(looked.sum(axis=1), 1.0)
+    assert not np.allclose(looked, first.probabilities)  # every square was looked at again
+    assert list(looked.argmax(axis=1)) == list(first.probabilities.argmax(axis=1))
+    default = looked_again(classifier, frame, quads, first.probabilities, SecondLook())
+    sure = lead(first.probabilities) >= SecondLook().below
+    assert sure.any() and np.array_equal(default[sure], first.probabilities[sure])
+    assert np.allclose(default[~sure], looked[~sure])
