@@ -132,11 +132,13 @@ class MoveInferer:
             if pair is not None:
                 return pair
             return Inference(Verdict.ILLEGAL, squares=self._changed(reading, position, colors))
-        runner_up = next((s for s, _, c in scored[1:] if not _same(c, best)), -np.inf)
+        runner_up, rival = next(((s, c) for s, _, c in scored[1:] if not _same(c, best)),
+                                (-np.inf, None))
         margin = best_score - runner_up
         if margin < self.settings.min_margin:
-            return Inference(Verdict.UNREADABLE, margin=margin,
-                             squares=self._changed(reading, position, colors))
+            # The squares the two explanations disagree on: what the players should show.
+            assert rival is not None
+            return Inference(Verdict.UNREADABLE, margin=margin, squares=_differ(best, rival))
         return Inference(best.verdict, best.move, margin)
 
     def _contradicted(self, label_logp: np.ndarray, best: _Candidate, free: float,
@@ -189,10 +191,8 @@ class MoveInferer:
         if free - best_score > self.settings.max_disagreement:
             return None
         if len(scored) > 1 and best_score - scored[1][0] < self.settings.min_margin:
-            rival = scored[1][1]
-            differ = (best.labels != rival.labels) | (best.owners != rival.owners)
             return Inference(Verdict.UNREADABLE, margin=best_score - scored[1][0],
-                             squares=tuple(int(q) for q in np.flatnonzero(differ)))
+                             squares=_differ(best, scored[1][1]))
         margin = best_score - scored[1][0] if len(scored) > 1 else np.inf
         return Inference(Verdict.TWO_MOVES, best.move, margin, second=second,
                          second_pending=pending)
@@ -237,6 +237,12 @@ class MoveInferer:
         p_first = colors.first_owner_probability(reading.colors)
         seen_owner = np.where(seen == 0, -1, np.where(p_first >= 0.5, 0, 1))
         return tuple(int(s) for s in np.flatnonzero((seen != expected) | (seen_owner != owners)))
+
+
+def _differ(a: _Candidate, b: _Candidate) -> tuple[int, ...]:
+    """The squares on which two explanations expect different things."""
+    differ = (a.labels != b.labels) | (a.owners != b.owners)
+    return tuple(int(square) for square in np.flatnonzero(differ))
 
 
 def _same(a: _Candidate, b: _Candidate) -> bool:

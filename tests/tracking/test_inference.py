@@ -146,6 +146,18 @@ def test_a_ply_whose_rolled_state_is_in_doubt_under_its_reply_is_unreadable_not_
     assert (clear.verdict, clear.move, clear.second) == (Verdict.TWO_MOVES, first, reply)
 
 
+def test_a_rolled_face_in_doubt_names_only_its_square():
+    """The move is clear but the die's new face is not: the players are shown the one die."""
+    tensei = MoveInferer(TENSEI, DICE, DICE_LABELS)
+    start = TENSEI.start()
+    colors = learn(tensei, start)
+    move = Move(sq("e2"), sq("e3"), State.KNIGHT)
+    reading = reading_of(tensei, TENSEI.play(start, move))
+    reading.probabilities[sq("e3")] = [0.01, 0.02, 0.80, 0.12, 0.02, 0.02, 0.01]
+    result = tensei.infer(reading, start, colors)
+    assert (result.verdict, result.squares) == (Verdict.UNREADABLE, (sq("e3"),))
+
+
 def test_two_moves_by_the_same_side_stay_illegal(rinne):
     start = RINNE.start()
     colors = learn(rinne, start)
