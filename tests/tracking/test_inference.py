@@ -18,6 +18,15 @@ def rinne() -> MoveInferer:
     return MoveInferer(RINNE, DICE, DICE_LABELS)
 
 
+@pytest.fixture
+def tensei() -> MoveInferer:
+    return MoveInferer(TENSEI, DICE, DICE_LABELS)
+
+
+# A rolled die read "2" at 0.80 and "3" at 0.12: under the 3-nat margin.
+TWO_OR_THREE = [0.01, 0.02, 0.80, 0.12, 0.02, 0.02, 0.01]
+
+
 def learn(inferer: MoveInferer, position) -> ColorModel:
     _, owners = inferer.appearance(position)
     reading = reading_of(inferer, position, seed=99)
@@ -59,8 +68,7 @@ def test_forgotten_promotion(rinne):
     assert result.move == Move(sq("e2"), sq("e3"), State.KNIGHT)
 
 
-def test_tensei_roll_pending_then_any_rolled_face():
-    tensei = MoveInferer(TENSEI, DICE, DICE_LABELS)
+def test_tensei_roll_pending_then_any_rolled_face(tensei):
     start = TENSEI.start()
     colors = learn(tensei, start)
     after = TENSEI.play(start, Move(sq("e2"), sq("e3"), State.KING))
@@ -111,8 +119,7 @@ def test_a_ply_that_went_by_unread_is_recovered_with_its_reply(rinne):
     assert (result.verdict, result.move, result.second) == (Verdict.TWO_MOVES, first, reply)
 
 
-def test_a_tensei_ply_read_with_the_next_ones_pending_roll():
-    tensei = MoveInferer(TENSEI, DICE, DICE_LABELS)
+def test_a_tensei_ply_read_with_the_next_ones_pending_roll(tensei):
     start = TENSEI.start()
     colors = learn(tensei, start)
     first = Move(sq("e2"), sq("e3"), State.ROOK)
@@ -129,16 +136,16 @@ def test_a_tensei_ply_read_with_the_next_ones_pending_roll():
                                                                       False)
 
 
-def test_a_ply_whose_rolled_state_is_in_doubt_under_its_reply_is_unreadable_not_illegal():
-    """Two legal plies explain the board, but the first one's rolled face reads "2" at 0.80
-    and "3" at 0.12: the players are told which square to show, not that they broke a rule."""
-    tensei = MoveInferer(TENSEI, DICE, DICE_LABELS)
+def test_a_ply_whose_rolled_state_is_in_doubt_under_its_reply_is_unreadable_not_illegal(
+        tensei):
+    """Two legal plies explain the board, but the first one's rolled face is in doubt: the
+    players are told which square to show, not that they broke a rule."""
     start = TENSEI.start()
     colors = learn(tensei, start)
     first = Move(sq("e2"), sq("e3"), State.KNIGHT)
     reply = Move(sq("e5"), sq("d5"), State.KING)
     reading = reading_of(tensei, TENSEI.play(TENSEI.play(start, first), reply))
-    reading.probabilities[sq("e3")] = [0.01, 0.02, 0.80, 0.12, 0.02, 0.02, 0.01]
+    reading.probabilities[sq("e3")] = TWO_OR_THREE
     result = tensei.infer(reading, start, colors)
     assert (result.verdict, result.squares) == (Verdict.UNREADABLE, (sq("e3"),))
     reading.probabilities[sq("e3")] = [0.01, 0.01, 0.95, 0.01, 0.01, 0.005, 0.005]
@@ -146,14 +153,12 @@ def test_a_ply_whose_rolled_state_is_in_doubt_under_its_reply_is_unreadable_not_
     assert (clear.verdict, clear.move, clear.second) == (Verdict.TWO_MOVES, first, reply)
 
 
-def test_a_rolled_face_in_doubt_names_only_its_square():
+def test_a_rolled_face_in_doubt_names_only_its_square(tensei):
     """The move is clear but the die's new face is not: the players are shown the one die."""
-    tensei = MoveInferer(TENSEI, DICE, DICE_LABELS)
     start = TENSEI.start()
     colors = learn(tensei, start)
-    move = Move(sq("e2"), sq("e3"), State.KNIGHT)
-    reading = reading_of(tensei, TENSEI.play(start, move))
-    reading.probabilities[sq("e3")] = [0.01, 0.02, 0.80, 0.12, 0.02, 0.02, 0.01]
+    reading = reading_of(tensei, TENSEI.play(start, Move(sq("e2"), sq("e3"), State.KNIGHT)))
+    reading.probabilities[sq("e3")] = TWO_OR_THREE
     result = tensei.infer(reading, start, colors)
     assert (result.verdict, result.squares) == (Verdict.UNREADABLE, (sq("e3"),))
 
