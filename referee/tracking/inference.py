@@ -190,10 +190,12 @@ class MoveInferer:
         best_score, best, second, pending = scored[0]
         if free - best_score > self.settings.max_disagreement:
             return None
-        if len(scored) > 1 and best_score - scored[1][0] < self.settings.min_margin:
-            return Inference(Verdict.UNREADABLE, margin=best_score - scored[1][0],
-                             squares=_differ(best, scored[1][1]))
-        margin = best_score - scored[1][0] if len(scored) > 1 else np.inf
+        runner_up, rival = next(((s, c) for s, c, _, _ in scored[1:] if not _same(c, best)),
+                                (-np.inf, None))
+        margin = best_score - runner_up
+        if margin < self.settings.min_margin:
+            assert rival is not None
+            return Inference(Verdict.UNREADABLE, margin=margin, squares=_differ(best, rival))
         return Inference(Verdict.TWO_MOVES, best.move, margin, second=second,
                          second_pending=pending)
 
