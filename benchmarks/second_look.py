@@ -7,7 +7,10 @@ Frames: rendered boards, seeds 600000+ (apart from the training seeds and from t
 benchmarks' 500000+ and 900000+; the development set the look was chosen on), no hands,
 crops cut at the true pose as the run time cuts them.
 
-Run: PYTHONPATH=. python benchmarks/second_look.py [--pieces dice penta] [--frames 150]"""
+Run: PYTHONPATH=. python benchmarks/second_look.py [--pieces dice penta] [--frames 150]
+[--model PATH] [--tilt LOW HIGH] (PATH: another model for the one piece set named, e.g. a
+candidate; --tilt: the camera's tilt range in degrees, default 0-40 as in training; 25 40
+for the steep views where a die's sides show other faces)"""
 
 from __future__ import annotations
 
@@ -33,15 +36,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pieces", nargs="+", default=["dice", "penta"])
     parser.add_argument("--frames", type=int, default=150)
+    parser.add_argument("--model", help="a model file for the one piece set in --pieces")
+    parser.add_argument("--tilt", nargs=2, type=float, default=[0.0, 40.0],
+                        metavar=("LOW", "HIGH"))
     args = parser.parse_args()
+    tilt = (args.tilt[0], args.tilt[1])
+    if args.model and len(args.pieces) != 1:
+        parser.error("--model needs exactly one piece set in --pieces")
     print("| pieces | looks | squares | wrong | in doubt | wrong with confidence |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for pieces in args.pieces:
-        classifier = Classifier.load(pieces)
+        classifier = Classifier.load(args.model or pieces)
         totals = {name: np.zeros(4, int) for name in CHOICES}
         for seed in range(FIRST_SEED, FIRST_SEED + args.frames):
-            samples = (dice_squares(seed, hands=0.0).samples if pieces == "dice"
-                       else render_squares(pieces, seed, hands=0.0).samples[pieces])
+            samples = (dice_squares(seed, hands=0.0, tilt=tilt).samples if pieces == "dice"
+                       else render_squares(pieces, seed, hands=0.0, tilt=tilt).samples[pieces])
             frame, quads = samples[0].image, np.array([s.quad for s in samples])
             first = classifier.predict(crop_squares(frame, list(quads), classifier.card.crop))
             truth = np.array([s.label for s in samples])

@@ -295,26 +295,35 @@ def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: floa
 
 
 def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, below: float = 0.9,
+                           lead_below: float = 0.0, tilt: tuple[float, float] = (0.0, 40.0),
                            size: int = 64, margin: float = 0.3) -> int:
-    """Hard examples for the dice model: render the frames of `seeds` like
-    `write_crop_folder`, read each square with `model` as the benchmark does, and keep only
-    the squares whose true label it gives less than `below` probability (wrong or unsure).
-    Same folder layout as `write_crop_folder`. Returns the number of crops written."""
+    """Hard examples for the dice model: render the frames of `seeds` (camera `tilt` in
+    degrees) like `write_crop_folder`, read each square with `model` as the benchmark does,
+    and keep only the squares whose true label it gives less than `below` probability
+    (wrong or unsure) or leads the runner-up by less than `lead_below` nats (in doubt: the
+    pipeline holds a move up under 3). Same folder layout as `write_crop_folder`. Returns
+    the number of crops written."""
     from referee.vision.classifier import Classifier
 
     classifier = Classifier.load(model)
     writer = _CropWriter(Path(folder), size, margin, DICE_LABELS)
     with writer:
         for seed in seeds:
-            samples = dice_squares(seed).samples
+            samples = dice_squares(seed, tilt=tilt).samples
             if not samples:
                 continue
             crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
             probabilities = classifier.predict(crops)
             hard = tuple(s for s, p in zip(samples, probabilities, strict=True)
-                         if p[s.label] < below)
+                         if p[s.label] < below or _lead_of(p, s.label) < lead_below)
             writer.add(seed, hard)
     return writer.count
+
+
+def _lead_of(probabilities: NDArray[np.float32], label: int) -> float:
+    """How far `label` leads the best other label, in nats (negative when it trails)."""
+    p = np.clip(probabilities.astype(np.float64), 1e-9, 1.0)
+    return float(np.log(p[label]) - np.log(np.delete(p, label).max()))
 
 
 class _CropWriter:

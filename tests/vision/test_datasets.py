@@ -182,3 +182,18 @@ def test_hard_crop_folder_keeps_only_what_the_model_finds_hard(
     assert len(folder_samples(tmp_path / "all", margin=0.3)) == squares
     assert write_hard_crop_folder(str(tmp_path / "none"), range(500_000, 500_001), dice_model,
                                   below=0.0) == 0
+
+
+def test_hard_crop_folder_keeps_squares_in_doubt_at_the_tilt_asked(
+    dice_model: Path, tmp_path: Path
+) -> None:
+    """No lead is 100 nats: with `lead_below=100` every square of the tilted frame is kept,
+    however sure the model is of its true label."""
+    from referee.renders import dice_squares, write_hard_crop_folder
+
+    tilt = (35.0, 35.0)
+    squares = dice_squares(500_000, tilt=tilt).samples
+    assert write_hard_crop_folder(str(tmp_path / "doubt"), range(500_000, 500_001), dice_model,
+                                  below=0.0, lead_below=100.0, tilt=tilt) == len(squares)
+    kept = folder_samples(tmp_path / "doubt", margin=0.3)
+    assert [s.label for s in kept] == [s.label for s in squares]
