@@ -28,7 +28,7 @@ from referee.tracking.inference import PIECE_SETS, Verdict
 from referee.tracking.reading import Reading
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.vision.classifier import Classifier
-from referee.vision.crops import CropSpec, crop_squares
+from referee.vision.crops import CropSpec, grid_crops
 from referee.vision.localise import find_board, refit, track
 from referee.vision.pose import BoardPose
 from referee.vision.settings import VisionSettings, default_settings
@@ -169,7 +169,8 @@ class BoardReader:
         quads = top_face_quads(pose, (width, height), height=self.piece_height,
                                default_focal=self.vision.crops.default_focal,
                                camera_matrix=self.lens.camera_matrix)
-        crops = crop_squares(frame_bgr, list(quads.astype(np.float32)), self.crop_spec)
+        # One warp of the board where the crop spec allows (crops.grid_crops), else one a square.
+        crops = grid_crops(frame_bgr, list(quads.astype(np.float32)), pose.files, self.crop_spec)
         probabilities = self.classifier.predict(crops)
         return Reading(self.classifier.labels, probabilities.astype(np.float64),
                        crop_colors(crops, self.crop_spec), frame_index, time_s)
