@@ -315,9 +315,9 @@ def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: floa
     models = [pieces, SEAM_MODEL] if pieces == "tiles" else [pieces]
     writers = {m: _CropWriter(Path(folder) / m, size, margin, model_labels(m), append=append)
                for m in models}
-    for writer in writers.values():
-        writer.__enter__()
     try:
+        for writer in writers.values():
+            writer.__enter__()
         for seed in seeds:
             frame = render_squares(pieces, seed)
             crops = frame_crops(frame, {m: w.spec for m, w in writers.items()})
