@@ -24,7 +24,7 @@ CLASSIFIABLE = (*PIECE_SETS, "tiles-seam")
 ORIENTED = ("penta", "tiles-seam")
 RENDER_CROPS_ENV = "REFEREE_RENDER_CROPS"
 # Frames rendered for each set's training crops when its folder is empty.
-TRAIN_FRAMES = {"penta": 1000, "zensu": 700, "tiles": 2200}
+TRAIN_FRAMES = {"penta": 1000, "zensu": 700, "tiles": 3500}
 
 
 def check_pieces(pieces: str, known: tuple[str, ...] = PIECE_SETS) -> str:
@@ -267,6 +267,9 @@ def quantize_pieces(pieces: str, *, model: str | None = None, frames: int = 30,
     names = (first,) if pieces == "dice" else tuple(first.parent / f"{name}.onnx"
                                                     for name in models_of(pieces))
     for path in names:
+        if pieces != "dice" and path != first and Classifier.load(path).card.quantization:
+            progress(f"{path}: already int8, kept (a set's model not retrained: train --only)")
+            continue
         card = quantize_model(str(path), frames=frames)
         progress(f"{path}: int8 ({path.stat().st_size // 1024} KiB), calibrated on "
                  f"{card.quantization['calibration']}")
