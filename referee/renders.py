@@ -206,7 +206,7 @@ def frame_crops(frame: LabelledFrame, specs: dict[str, CropSpec]) -> dict[str, N
     """Each model's crops of `frame`'s samples, cut as the run time cuts a board: one warp
     of the board for all squares (and seams) when the specs fit one canvas
     (`crops.board_canvas`), else a warp a crop (`crop_squares`)."""
-    if frame.quads is None or frame.kept is None:
+    if frame.quads is None or frame.kept is None or not any(frame.samples.values()):
         return {m: _sample_crops(frame.samples[m], spec) for m, spec in specs.items()}
     image, files, quads = frame.image, frame.truth.files, list(frame.quads)
     sides = {canvas_side(spec) for spec in specs.values()}

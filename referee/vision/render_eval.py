@@ -5,7 +5,9 @@ board style kept out of training ("mat"), so boards, tables, piece colours, ligh
 are all drawn afresh; no hands. The squares are cut where the true board pose puts the
 pieces' top faces, at the height the model's card names, exactly as the referee cuts them,
 so this measures the classifier, not the board finder. A board is read without error when
-every square (and, for tiles, every seam) is read right.
+every square (and, for tiles, every seam) is read right. The crops are cut as the run time
+cuts a board (`renders.frame_crops`: tiles' squares and seams from one warp of the board);
+a model's "crop + classify" time shares that cut by its number of crops.
 """
 
 from __future__ import annotations
