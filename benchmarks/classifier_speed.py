@@ -3,6 +3,11 @@ a 1280x720 frame and classifying the batch, for a 5x6 board (30 squares) and a 6
 (54 squares). Prints a Markdown table.
 
     python benchmarks/classifier_speed.py [--model dice] [--repeat 200]
+
+`--tiles`: a Renaissance board instead (7x7: 49 squares and 84 seams, models `tiles` and
+`tiles-seam` from the same folder as --model, default models/tiles.onnx): its top-face
+quads from a board pose, cut one warp a crop (`crop_squares`) and from one warp of the board
+(`renders.frame_crops`' way: `crops.board_canvas`), and classified by both models.
 """
 
 from __future__ import annotations
@@ -15,9 +20,20 @@ from collections.abc import Callable
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from referee.vision.classifier import Classifier
-from referee.vision.crops import Quad, crop_squares, square_quad
+from referee.vision.crops import (
+    Quad,
+    board_canvas,
+    canvas_side,
+    crop_squares,
+    fits_canvas,
+    seam_quads,
+    square_quad,
+)
+from referee.vision.pose import BoardPose
+from referee.vision.warp import top_face_quads
 
 
 def board_quads(rows: int, cols: int, frame: tuple[int, int]) -> list[Quad]:
@@ -50,12 +66,92 @@ def best_ms(action: Callable[[], object], repeat: int) -> tuple[float, float]:
     return float(np.median(times)), float(np.min(times))
 
 
+def tiles_quads(frame: tuple[int, int]) -> NDArray[np.float32]:
+    """The top-face quads of a 7x7 board filling 85% of a (height, width) frame's height,
+    turned 7 degrees, its near edge a little wider (as `warp.top_face_quads` gives them)."""
+    height, width = frame
+    side = 0.85 * height / 7
+    board = np.array([[0, 0], [7, 0], [7, 7], [0, 7]], np.float64)
+    angle = np.deg2rad(7.0)
+    turn = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    image = (board - 3.5) * side * np.array([1, -1]) @ turn.T + [width / 2, height / 2]
+    image[[0, 1]] += [[-10, 0], [10, 0]]
+    h = cv2.getPerspectiveTransform(board.astype(np.float32), image.astype(np.float32))
+    pose = BoardPose.from_homography(np.asarray(h, np.float64), 7, 7)
+    return top_face_quads(pose, (width, height), height=0.1).astype(np.float32)
+
+
+def tiles_speed(model: str, repeat: int) -> None:
+    """The 7x7 Renaissance read: crops for both models and their classification."""
+    tiles = Classifier.load(model, threads=1)
+    seam = Classifier.load(tiles.path.parent / "tiles-seam.onnx", threads=1)
+    rng = np.random.default_rng(0)
+    frame = rng.integers(0, 256, (720, 1280, 3), dtype=np.uint8)
+    quads = tiles_quads(frame.shape[:2])
+    seams = [q for _, _, q in seam_quads(quads, 7, 7)]
+    t_spec, s_spec = tiles.card.crop, seam.card.crop
+    side = canvas_side(t_spec)
+    one_canvas = (side == canvas_side(s_spec) and fits_canvas(t_spec, side)
+                  and fits_canvas(s_spec, side, seams=True))
+    border = max(round(t_spec.margin * side), side // 2 + round(s_spec.margin * side))
+
+    def per_crop() -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
+        return crop_squares(frame, list(quads), t_spec), crop_squares(frame, seams, s_spec)
+
+    def at_once() -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
+        canvas = board_canvas(frame, quads, 7, side, border) if one_canvas else None
+        if canvas is None:
+            return per_crop()
+        return canvas.squares(t_spec), canvas.seams(s_spec)
+
+    squares, seam_crops = at_once()
+
+    def read() -> None:
+        cut_squares, cut_seams = at_once()
+        tiles.predict(cut_squares)
+        seam.predict(cut_seams)
+
+    sizes = ", ".join(f"`{c.path.name}` {c.path.stat().st_size / 1024:.0f} KiB "
+                      f"{c.card.crop.size}x{c.card.crop.size}" for c in (tiles, seam))
+    print(f"Renaissance 7x7 board (49 squares, 84 seams), 1280x720 frame; {sizes};")
+    print(f"load average {os.getloadavg()[0]:.1f}; onnxruntime and OpenCV on 1 thread;")
+    print(f"wall time: median (minimum) of {repeat} runs; CPU time of this process (what the")
+    print("work costs on a free core; a busy machine stretches the wall time): median; ms.\n")
+    print("| step | wall ms | CPU ms |")
+    print("| --- | --- | --- |")
+    rows = [("crop squares + seams, a warp a crop", per_crop),
+            ("crop squares + seams, one warp of the board" if one_canvas else
+             "(the two specs share no canvas: a warp a crop)", at_once),
+            ("classify 49 squares (`tiles`)", lambda: tiles.predict(squares)),
+            ("classify 84 seams (`tiles-seam`)", lambda: seam.predict(seam_crops)),
+            ("**full read: crop + classify both**", read)]
+    for name, action in rows:
+        median, best = best_ms(action, repeat)
+        print(f"| {name} | {median:.2f} ({best:.2f}) | {cpu_ms(action, repeat):.2f} |")
+
+
+def cpu_ms(action: Callable[[], object], repeat: int) -> float:
+    """Median CPU time of this process a run, in ms (one thread: the work itself, not the
+    time other jobs hold the core)."""
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        action()
+        times.append((time.process_time() - start) * 1000)
+    return float(np.median(times))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", default="dice")
+    parser.add_argument("--model", default=None)
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--tiles", action="store_true", help="a 7x7 Renaissance board")
     args = parser.parse_args()
     cv2.setNumThreads(1)  # one core, as on the budget
+    if args.tiles:
+        tiles_speed(args.model or "tiles", args.repeat)
+        return
+    args.model = args.model or "dice"
     classifier = Classifier.load(args.model, threads=1)
     spec = classifier.card.crop
     rng = np.random.default_rng(0)

@@ -277,6 +277,8 @@ def _train(args: argparse.Namespace) -> int:
         hard=args.hard or (),
         init=args.init,
         settings=args.set or (),
+        frames=args.frames,
+        only=args.only,
     )
     return 0
 
@@ -326,6 +328,11 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     train.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="dice: a recipe setting (a field of training.TrainConfig, e.g. "
                        "lr=0.001); repeatable")
+    train.add_argument("--frames", type=int,
+                       help="penta, zensu, tiles: train on the first N rendered frames, rendering "
+                       "those missing from --data (default: the set's TRAIN_FRAMES)")
+    train.add_argument("--only", metavar="MODEL",
+                       help="tiles: train only this model of the set (tiles or tiles-seam)")
     evaluate = verb("eval", _eval, "print a classifier's accuracy tables (dice: real photos; "
                     "other sets: held-out renders)")
     evaluate.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")

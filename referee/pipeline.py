@@ -28,7 +28,7 @@ from referee.tracking.inference import PIECE_SETS, Verdict
 from referee.tracking.reading import Reading
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.vision.classifier import Classifier
-from referee.vision.crops import CropSpec, crop_squares
+from referee.vision.crops import CropSpec, grid_crops
 from referee.vision.localise import find_board, refit, track
 from referee.vision.pose import BoardPose
 from referee.vision.second_look import SecondLook, looked_again
@@ -172,7 +172,8 @@ class BoardReader:
                                default_focal=self.vision.crops.default_focal,
                                camera_matrix=self.lens.camera_matrix)
         quads = quads.astype(np.float32)
-        crops = crop_squares(frame_bgr, list(quads), self.crop_spec)
+        # One warp of the board where the crop spec allows (crops.grid_crops), else one a square.
+        crops = grid_crops(frame_bgr, list(quads), pose.files, self.crop_spec)
         probabilities = looked_again(self.classifier, frame_bgr, quads,
                                      self.classifier.predict(crops), self.settings.second_look)
         return Reading(self.classifier.labels, probabilities,

@@ -15,10 +15,21 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from referee.errors import ModelError
 from referee.synth import RenderOptions, SquareContent, render_frame
 from referee.synth.games import game_spec, renaissance_position, square_names
 from referee.synth.truth import Contents, FrameTruth
-from referee.vision.crops import CropSpec, ImageBGR, crop_squares
+from referee.vision.crops import (
+    CropSpec,
+    ImageBGR,
+    board_canvas,
+    canvas_side,
+    crop_squares,
+    fits_canvas,
+    grid_crops,
+    grid_seam_crops,
+    seam_quads,
+)
 from referee.vision.datasets import DICE_LABELS, Sample
 from referee.vision.pose import BoardPose
 from referee.vision.warp import top_face_quads
@@ -177,10 +188,51 @@ def random_renaissance(game: str, rng: np.random.Generator) -> Contents:
 @dataclass(frozen=True)
 class LabelledFrame:
     """One rendered frame cut for one piece set: `samples` per model name (`tiles` also
-    gives `tiles-seam`), squares and seams a hand covers left out; `boards` the truth."""
+    gives `tiles-seam`), squares and seams a hand covers left out; `truth` the truth.
+    `quads`: every square's top-face quad (rules order) and `kept` per model the indices
+    of its samples among all the board's squares (or seams), for `frame_crops`."""
 
     samples: dict[str, tuple[Sample, ...]]
     truth: FrameTruth
+    quads: NDArray[np.float32] | None = None
+    kept: dict[str, tuple[int, ...]] | None = None
+
+    @property
+    def image(self) -> ImageBGR:
+        return next(s.image for samples in self.samples.values() for s in samples)
+
+
+def frame_crops(frame: LabelledFrame, specs: dict[str, CropSpec]) -> dict[str, NDArray[np.uint8]]:
+    """Each model's crops of `frame`'s samples, cut as the run time cuts a board: one warp
+    of the board for all squares (and seams) when the specs fit one canvas
+    (`crops.board_canvas`), else a warp a crop (`crop_squares`)."""
+    if frame.quads is None or frame.kept is None or not any(frame.samples.values()):
+        return {m: _sample_crops(frame.samples[m], spec) for m, spec in specs.items()}
+    image, files, quads = frame.image, frame.truth.files, list(frame.quads)
+    sides = {canvas_side(spec) for spec in specs.values()}
+    fit = all(fits_canvas(spec, canvas_side(spec), seams=m == SEAM_MODEL)
+              for m, spec in specs.items())
+    canvas = None
+    if len(sides) == 1 and fit:
+        side = sides.pop()
+        border = max(round(spec.margin * side) + (side // 2 if m == SEAM_MODEL else 0)
+                     for m, spec in specs.items())
+        canvas = board_canvas(image, quads, files, side, border)
+    out = {}
+    for model, spec in specs.items():
+        seams = model == SEAM_MODEL
+        if canvas is not None:
+            every = canvas.seams(spec) if seams else canvas.squares(spec)
+        else:
+            every = (grid_seam_crops if seams else grid_crops)(image, quads, files, spec)
+        out[model] = every[list(frame.kept[model])]
+    return out
+
+
+def _sample_crops(samples: tuple[Sample, ...], spec: CropSpec) -> NDArray[np.uint8]:
+    if not samples:
+        return np.empty((0, spec.size, spec.size, 3), np.uint8)
+    return crop_squares(samples[0].image, [s.quad for s in samples], spec)
 
 
 def render_squares(pieces: str, seed: int, *, hands: float = 0.3, style: str | None = None,
@@ -208,37 +260,17 @@ def cut_frame(pieces: str, frame: ImageBGR, truth: FrameTruth, group: str = "") 
     quads = top_face_quads(pose_of(truth), size, height=render_set.height)
     names = square_names(truth.files, truth.ranks)
     covered, shown = set(truth.occluded), truth.contents()
+    kept = {pieces: tuple(i for i, name in enumerate(names) if name not in covered)}
     samples = {pieces: tuple(
-        Sample(frame, quad.astype(np.float32), render_set.label(shown[name]), group)
-        for name, quad in zip(names, quads, strict=True) if name not in covered)}
+        Sample(frame, quads[i].astype(np.float32), render_set.label(shown[names[i]]), group)
+        for i in kept[pieces])}
     if pieces == "tiles":
-        samples[SEAM_MODEL] = tuple(
-            Sample(frame, quad, label, group)
-            for (a, b), quad, label in seam_samples(truth, quads) if not {a, b} & covered)
-    return LabelledFrame(samples, truth)
-
-
-def seam_quads(quads: NDArray[np.float64], files: int, ranks: int
-               ) -> list[tuple[int, int, NDArray[np.float32]]]:
-    """Every pair of orthogonal neighbours (square indices a, b) with a square quad centred
-    on the line between them, turned so that the line runs top to bottom and `a` lies left
-    (east-west pairs: a west of b; north-south pairs: a nearer the first player). The same
-    function cuts training and run-time seam crops."""
-    out = []
-    for index in range(files * ranks):
-        file, rank = index % files, index // files
-        a = quads[index]  # far-left, far-right, near-right, near-left
-        if file + 1 < files:
-            b = quads[index + 1]
-            quad = [(a[0] + a[1]) / 2, (b[0] + b[1]) / 2, (b[3] + b[2]) / 2, (a[3] + a[2]) / 2]
-            out.append((index, index + 1, np.asarray(quad, np.float32)))
-        if rank + 1 < ranks:
-            b = quads[index + files]
-            far = [(b[0] + b[3]) / 2, (b[1] + b[2]) / 2]
-            near = [(a[1] + a[2]) / 2, (a[0] + a[3]) / 2]
-            out.append((index, index + files,
-                        np.asarray([near[1], far[0], far[1], near[0]], np.float32)))
-    return out
+        seams = seam_samples(truth, quads)
+        kept[SEAM_MODEL] = tuple(i for i, ((a, b), _, _) in enumerate(seams)
+                                 if not {a, b} & covered)
+        samples[SEAM_MODEL] = tuple(Sample(frame, seams[i][1], seams[i][2], group)
+                                    for i in kept[SEAM_MODEL])
+    return LabelledFrame(samples, truth, quads.astype(np.float32), kept)
 
 
 def seam_samples(truth: FrameTruth, quads: NDArray[np.float64]
@@ -268,26 +300,29 @@ def model_labels(model: str) -> tuple[str, ...]:
 
 
 def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: float = 0.3,
-                      pieces: str = "dice") -> int:
+                      pieces: str = "dice", append: bool = False) -> int:
     """Cut rendered frames into square crops with a wide `margin` (room for the trainer's
     jitter) and write them with a `labels.csv` that `vision.datasets.folder_samples` reads.
     Pieces other than dice go to `folder/<model>/` for each model the set trains (tiles:
-    `tiles` and `tiles-seam`). Returns the number of crops written."""
+    `tiles` and `tiles-seam`). `append`: add to the folders' crops (cut alike) instead of
+    starting them afresh. Returns the number of crops written."""
     if pieces == "dice":
-        writer = _CropWriter(Path(folder), size, margin, DICE_LABELS)
+        writer = _CropWriter(Path(folder), size, margin, DICE_LABELS, append=append)
         with writer:
             for seed in seeds:
                 writer.add(seed, dice_squares(seed).samples)
         return writer.count
     models = [pieces, SEAM_MODEL] if pieces == "tiles" else [pieces]
-    writers = {m: _CropWriter(Path(folder) / m, size, margin, model_labels(m)) for m in models}
-    for writer in writers.values():
-        writer.__enter__()
+    writers = {m: _CropWriter(Path(folder) / m, size, margin, model_labels(m), append=append)
+               for m in models}
     try:
+        for writer in writers.values():
+            writer.__enter__()
         for seed in seeds:
             frame = render_squares(pieces, seed)
+            crops = frame_crops(frame, {m: w.spec for m, w in writers.items()})
             for model, writer in writers.items():
-                writer.add(seed, frame.samples[model])
+                writer.add(seed, frame.samples[model], crops[model])
     finally:
         for writer in writers.values():
             writer.__exit__(None, None, None)
@@ -329,24 +364,33 @@ def _lead_of(probabilities: NDArray[np.float32], label: int) -> float:
 class _CropWriter:
     """A folder of crops and its labels.csv, written as frames come."""
 
-    def __init__(self, folder: Path, size: int, margin: float, labels: tuple[str, ...]) -> None:
-        self.folder, self.labels, self.count = folder, labels, 0
+    def __init__(self, folder: Path, size: int, margin: float, labels: tuple[str, ...], *,
+                 append: bool = False) -> None:
+        self.folder, self.labels, self.count, self.append = folder, labels, 0, append
         self.spec = CropSpec(size=size, margin=margin)
         self._handle: TextIO | None = None
 
     def __enter__(self) -> _CropWriter:
         self.folder.mkdir(parents=True, exist_ok=True)
         meta = {"size": self.spec.size, "margin": self.spec.margin}
-        (self.folder / "crops.json").write_text(json.dumps(meta) + "\n")
-        self._handle = open(self.folder / "labels.csv", "w", newline="", encoding="utf-8")
+        table, info = self.folder / "labels.csv", self.folder / "crops.json"
+        adding = self.append and table.is_file()
+        if adding and info.is_file() and json.loads(info.read_text()) != meta:
+            raise ModelError(f"{info}: crops cut as {info.read_text().strip()}, not {meta}")
+        info.write_text(json.dumps(meta) + "\n")
+        self._handle = open(table, "a" if adding else "w", newline="", encoding="utf-8")
         self._table = csv.writer(self._handle)
-        self._table.writerow(["file", "label"])
+        if not adding:
+            self._table.writerow(["file", "label"])
         return self
 
-    def add(self, seed: int, samples: tuple[Sample, ...]) -> None:
+    def add(self, seed: int, samples: tuple[Sample, ...],
+            crops: NDArray[np.uint8] | None = None) -> None:
+        """Write `samples` (their `crops` if given, else cut here)."""
         if not samples:
             return
-        crops = crop_squares(samples[0].image, [s.quad for s in samples], self.spec)
+        if crops is None:
+            crops = crop_squares(samples[0].image, [s.quad for s in samples], self.spec)
         for i, (crop, sample) in enumerate(zip(crops, samples, strict=True)):
             name = f"{seed:06d}-{i:03d}.png"
             cv2.imwrite(str(self.folder / name), crop)
@@ -359,3 +403,14 @@ class _CropWriter:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+def rendered_frames(folder: str | Path) -> int:
+    """How many frames a crop folder holds: one past the highest seed in its labels.csv
+    (`write_crop_folder` renders seeds 0, 1, ... in order); 0 without one."""
+    table = Path(folder) / "labels.csv"
+    if not table.is_file():
+        return 0
+    with table.open(newline="", encoding="utf-8") as handle:
+        seeds = [int(row["file"].split("-")[0]) for row in csv.DictReader(handle)]
+    return max(seeds) + 1 if seeds else 0

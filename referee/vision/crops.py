@@ -108,7 +108,9 @@ def crop_squares(image_bgr: ImageBGR, quads: Sequence[Quad], spec: CropSpec) -> 
     batch = np.empty((len(quads), spec.size, spec.size, 3), np.uint8)
     if not quads:
         return batch
-    levels = pyramid_levels(float(np.median([_shrink(q, spec) for q in quads])))
+    quads_array = np.stack(quads)
+    sides = np.linalg.norm(np.roll(quads_array, -1, axis=1) - quads_array, axis=2).mean(axis=1)
+    levels = pyramid_levels(float(np.median(sides)) * (1.0 + 2.0 * spec.margin) / spec.size)
     source = image_bgr
     for _ in range(levels):
         source = np.asarray(cv2.pyrDown(source), np.uint8)
@@ -134,7 +136,178 @@ def pyramid_levels(shrink: float) -> int:
     return levels
 
 
-def _shrink(quad: Quad, spec: CropSpec) -> float:
-    """How many image pixels go into one crop pixel."""
-    sides = np.linalg.norm(np.roll(quad, -1, axis=0) - quad, axis=1)
-    return float(sides.mean() * (1.0 + 2.0 * spec.margin) / spec.size)
+
+# --- A whole board at once --------------------------------------------------------------------
+#
+# A board's squares lie on one plane (top_face_quads lifts the whole grid), so one homography
+# maps them all. Warping the board once onto a canvas of a whole number of pixels a square
+# and slicing the crops out of it costs one warp instead of one a square (and a seam); the
+# crops are the same squares, widened by the margin on the board's plane instead of about
+# each quad's corner mean in the image (within a pixel at these tilts).
+
+GRID_FIT_PX = 0.5  # largest corner misfit (image pixels) for quads to count as one grid
+
+
+@dataclass(frozen=True)
+class BoardCanvas:
+    """A board warped top-down: square (file, rank) covers `side` pixels from
+    (offset + file * side, offset + (ranks - 1 - rank) * side), the far rank on top."""
+
+    image: ImageBGR
+    files: int
+    ranks: int
+    side: int
+    offset: int
+
+    def corner(self, index: int) -> tuple[int, int]:
+        """(x, y) of square `index`'s far-left corner (rules order)."""
+        rank, file = divmod(index, self.files)
+        return self.offset + file * self.side, self.offset + (self.ranks - 1 - rank) * self.side
+
+    def squares(self, spec: CropSpec) -> NDArray[np.uint8]:
+        """Every square's crop, rules order: what `crop_squares` cuts for `spec`."""
+        border, size = _whole_border(spec, self.side), spec.size
+        batch = np.empty((self.files * self.ranks, size, size, 3), np.uint8)
+        for index in range(len(batch)):
+            x, y = self.corner(index)
+            batch[index] = self.image[y - border:y - border + size, x - border:x - border + size]
+        return batch
+
+    def seams(self, spec: CropSpec) -> NDArray[np.uint8]:
+        """Every seam's crop in `seam_quads` order: what `crop_squares` cuts from those."""
+        border, size, half = _whole_border(spec, self.side), spec.size, self.side // 2
+        files, ranks = self.files, self.ranks
+        batch = np.empty(((files - 1) * ranks + files * (ranks - 1), size, size, 3), np.uint8)
+        count = 0
+        for index in range(files * ranks):
+            rank, file = divmod(index, files)
+            x, y = self.corner(index)
+            if file + 1 < files:  # east-west: the square shifted half a square east
+                left, top = x + half - border, y - border
+                batch[count] = self.image[top:top + size, left:left + size]
+                count += 1
+            if rank + 1 < ranks:  # north-south: half a square north, turned so that the
+                # near square lies left (one row lower: the turn maps row size-1-j to j)
+                left, top = x - border, y - half - border + 1
+                batch[count] = np.rot90(self.image[top:top + size, left:left + size], -1)
+                count += 1
+        return batch
+
+
+def fits_canvas(spec: CropSpec, side: int, *, seams: bool = False) -> bool:
+    """Whether `spec`'s crops can be sliced from a canvas of `side` pixels a square: the
+    same square size, a whole number of margin pixels (and for seams an even side)."""
+    exact = spec.size / (1.0 + 2.0 * spec.margin)
+    border = spec.margin * exact
+    return (abs(exact - side) < 1e-6 and abs(border - round(border)) < 1e-6
+            and not (seams and side % 2))
+
+
+def canvas_side(spec: CropSpec) -> int:
+    """The side in canvas pixels of a square in `spec`'s crops (rounded)."""
+    return round(spec.size / (1.0 + 2.0 * spec.margin))
+
+
+def board_canvas(image_bgr: ImageBGR, quads: Sequence[Quad] | NDArray[np.floating],
+                 files: int, side: int, border: int) -> BoardCanvas | None:
+    """`image_bgr` warped so that each of `quads` (rules order: index = rank * files + file;
+    corners far-left, far-right, near-right, near-left as `warp.top_face_quads` gives them)
+    covers `side` pixels, with `border` pixels around the board; None when the quads are no
+    such grid (their corners miss one homography by more than GRID_FIT_PX). Like
+    `crop_squares`, the image is first halved (Gaussian pyramid, only the board's part)
+    while a square would lose more than half its pixels."""
+    points = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    count = len(points)
+    if files < 1 or count == 0 or count % files or side < 2:
+        return None
+    ranks = count // files
+    rank, file = np.divmod(np.arange(count), files)
+    cells = np.stack([file, ranks - 1 - rank], axis=1)[:, None, :] + _CORNERS[None]
+    canvas_pts = cells.reshape(-1, 2) * side + border
+    image_pts = points.reshape(-1, 2)
+    # The board's outer corners give the homography (a least-squares fit of all corners
+    # costs ~0.5 ms); all corners must then agree with it.
+    outer = [4 * (count - files), 4 * (count - 1) + 1, 4 * (files - 1) + 2, 3]
+    h = cv2.getPerspectiveTransform(canvas_pts[outer].astype(np.float32),
+                                    image_pts[outer].astype(np.float32))
+    fitted = cv2.perspectiveTransform(canvas_pts[None], h)[0]
+    if not float(np.abs(fitted - image_pts).max()) <= GRID_FIT_PX:
+        return None
+    width, height = files * side + 2 * border, ranks * side + 2 * border
+    sides = np.linalg.norm(np.roll(points, -1, axis=1) - points, axis=2).mean(axis=1)
+    levels = pyramid_levels(float(np.median(sides)) / side)
+    step = 2**levels
+    box = cv2.perspectiveTransform(
+        np.array([[[0, 0], [width, 0], [width, height], [0, height]]], np.float64), h)[0]
+    rows, cols = image_bgr.shape[:2]
+    x0 = max(0, (int(np.floor(box[:, 0].min())) - 4 * step) // step * step)
+    y0 = max(0, (int(np.floor(box[:, 1].min())) - 4 * step) // step * step)
+    x1 = min(cols, int(np.ceil(box[:, 0].max())) + 4 * step)
+    y1 = min(rows, int(np.ceil(box[:, 1].max())) + 4 * step)
+    if x1 - x0 < 4 * step or y1 - y0 < 4 * step:
+        return None  # the board lies outside the image
+    source = image_bgr[y0:y1, x0:x1]
+    for _ in range(levels):
+        source = np.asarray(cv2.pyrDown(source), np.uint8)
+    to_source = np.array([[1 / step, 0, -x0 / step], [0, 1 / step, -y0 / step], [0, 0, 1]])
+    warped = cv2.warpPerspective(source, to_source @ h, (width, height),
+                                 flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                 borderMode=cv2.BORDER_REFLECT_101)
+    return BoardCanvas(np.asarray(warped, np.uint8), files, ranks, side, border)
+
+
+def grid_crops(image_bgr: ImageBGR, quads: Sequence[Quad], files: int,
+               spec: CropSpec) -> NDArray[np.uint8]:
+    """The crops `crop_squares` cuts for a board's squares (`quads` as `board_canvas`
+    takes them), from one warp of the board; falls back to `crop_squares` when the quads
+    are no grid or `spec` does not fit a canvas (see `fits_canvas`)."""
+    side = canvas_side(spec)
+    canvas = None
+    if fits_canvas(spec, side):
+        canvas = board_canvas(image_bgr, quads, files, side, _whole_border(spec, side))
+    return canvas.squares(spec) if canvas else crop_squares(image_bgr, quads, spec)
+
+
+def grid_seam_crops(image_bgr: ImageBGR, quads: Sequence[Quad], files: int,
+                    spec: CropSpec) -> NDArray[np.uint8]:
+    """The crops of `seam_quads` (squares centred on the lines between neighbours), as
+    `grid_crops` cuts squares."""
+    side = canvas_side(spec)
+    canvas = None
+    if fits_canvas(spec, side, seams=True):
+        border = side // 2 + _whole_border(spec, side)
+        canvas = board_canvas(image_bgr, quads, files, side, border)
+    if canvas:
+        return canvas.seams(spec)
+    seams = seam_quads(np.asarray(quads, np.float64), files, len(quads) // files)
+    return crop_squares(image_bgr, [q for _, _, q in seams], spec)
+
+
+def seam_quads(quads: NDArray[np.floating], files: int, ranks: int
+               ) -> list[tuple[int, int, NDArray[np.float32]]]:
+    """Every pair of orthogonal neighbours (square indices a, b) with a square quad centred
+    on the line between them, turned so that the line runs top to bottom and `a` lies left
+    (east-west pairs: a west of b; north-south pairs: a nearer the first player). The same
+    function cuts training and run-time seam crops."""
+    out = []
+    for index in range(files * ranks):
+        file, rank = index % files, index // files
+        a = quads[index]  # far-left, far-right, near-right, near-left
+        if file + 1 < files:
+            b = quads[index + 1]
+            quad = [(a[0] + a[1]) / 2, (b[0] + b[1]) / 2, (b[3] + b[2]) / 2, (a[3] + a[2]) / 2]
+            out.append((index, index + 1, np.asarray(quad, np.float32)))
+        if rank + 1 < ranks:
+            b = quads[index + files]
+            far = [(b[0] + b[3]) / 2, (b[1] + b[2]) / 2]
+            near = [(a[1] + a[2]) / 2, (a[0] + a[3]) / 2]
+            out.append((index, index + files,
+                        np.asarray([near[1], far[0], far[1], near[0]], np.float32)))
+    return out
+
+
+_CORNERS = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float64)  # TL, TR, BR, BL
+
+
+def _whole_border(spec: CropSpec, side: int) -> int:
+    return round(spec.margin * spec.size / (1.0 + 2.0 * spec.margin))

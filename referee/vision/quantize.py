@@ -20,7 +20,6 @@ from numpy.typing import NDArray
 
 from referee.errors import ModelError
 from referee.vision.classifier import Classifier, ModelCard, resolve_model
-from referee.vision.crops import crop_squares
 from referee.vision.training import write_card
 
 CALIBRATION_FRAMES = 30  # rendered frames (training seeds 0..) whose squares calibrate ranges
@@ -28,15 +27,15 @@ CALIBRATION_FRAMES = 30  # rendered frames (training seeds 0..) whose squares ca
 
 def calibration_crops(classifier: Classifier, frames: int = CALIBRATION_FRAMES) -> NDArray[np.uint8]:
     """Squares (or tiles' seams) of `frames` rendered training frames, cut for the model."""
-    from referee.renders import model_pieces, render_squares  # the renderer: only when quantising
+    # the renderer: only when quantising
+    from referee.renders import frame_crops, model_pieces, render_squares
 
     name = classifier.card.name
     crops = []
     for seed in range(frames):
-        samples = render_squares(model_pieces(name), seed).samples[name]
-        if samples:
-            crops.append(crop_squares(samples[0].image, [s.quad for s in samples],
-                                      classifier.card.crop))
+        frame = render_squares(model_pieces(name), seed)
+        if frame.samples[name]:
+            crops.append(frame_crops(frame, {name: classifier.card.crop})[name])
     return np.concatenate(crops)
 
 

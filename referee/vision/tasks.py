@@ -24,7 +24,7 @@ CLASSIFIABLE = (*PIECE_SETS, "tiles-seam")
 ORIENTED = ("penta", "tiles-seam")
 RENDER_CROPS_ENV = "REFEREE_RENDER_CROPS"
 # Frames rendered for each set's training crops when its folder is empty.
-TRAIN_FRAMES = {"penta": 1000, "zensu": 700, "tiles": 700}
+TRAIN_FRAMES = {"penta": 1000, "zensu": 700, "tiles": 3500}
 
 
 def check_pieces(pieces: str, known: tuple[str, ...] = PIECE_SETS) -> str:
@@ -79,6 +79,12 @@ def evaluate_pieces(
     return format_report(evaluate_dice(classifier, data, turns=turns))
 
 
+def models_of_set(pieces: str) -> tuple[str, ...]:
+    from referee.vision.render_eval import models_of
+
+    return models_of(pieces)
+
+
 def render_classifiers(pieces: str, model: str | None = None) -> dict[str, Classifier]:
     """The loaded models a render-trained set is read with, by model name."""
     from referee.vision.render_eval import models_of
@@ -102,6 +108,8 @@ def train_pieces(
     hard: Sequence[str] = (),
     init: str | None = None,
     settings: Sequence[str] = (),
+    frames: int | None = None,
+    only: str | None = None,
     progress: Callable[[str], None] = print,
 ) -> ModelCard:
     """Train the model for `pieces`, write it and its card, then measure it on the real
@@ -113,8 +121,12 @@ def train_pieces(
     if check_pieces(pieces) != "dice":
         if hard or init or settings:
             raise ModelError("--hard, --init and --set are for dice only")
+        if only and only not in models_of_set(pieces):
+            raise ModelError(f"--only: {pieces} trains {', '.join(models_of_set(pieces))}")
         return train_from_renders(pieces, out=out, data=data, steps=steps, seed=seed,
-                                  progress=progress)
+                                  frames=frames, only=only, progress=progress)
+    if frames is not None or only:
+        raise ModelError("--frames and --only are for the render-trained sets")
     try:
         from referee.vision.training import TrainConfig, train_dice
     except ImportError as error:  # torch missing: the `train` extra is not installed
@@ -168,28 +180,34 @@ def train_from_renders(
     steps: int | None = None,
     seed: int | None = None,
     frames: int | None = None,
+    only: str | None = None,
     eval_frames: int = 100,
     progress: Callable[[str], None] = print,
 ) -> ModelCard:
-    """Render the training crops into `data` (default `render_crops_dir()`) unless they are
-    there, train the set's models, then measure them on held-out renders and add that to
-    their cards (measured after training; never used to choose). Returns the main card."""
+    """Render the training crops into `data` (default `render_crops_dir()`): the first
+    `frames` seeds (default TRAIN_FRAMES), adding to those already there; train the set's
+    models (`only`: just that one, the others stay), then measure them on held-out renders
+    and add that to their cards (measured after training; never used to choose). Returns
+    the main card."""
     try:
         from referee.vision.render_training import RECIPES, train_render_model, with_overrides
     except ImportError as error:  # torch missing: the `train` extra is not installed
         raise ModelError(f"training needs the train extra ({error.name} is missing)") from None
-    from referee.renders import write_crop_folder
+    from referee.renders import rendered_frames, write_crop_folder
     from referee.vision.render_eval import models_of
 
     if hasattr(os, "nice"):
         os.nice(10)  # rendering and training are background jobs on a shared machine
     crops = Path(data) if data else render_crops_dir()
-    if not (crops / pieces / "labels.csv").is_file():
-        count = frames or TRAIN_FRAMES[pieces]
-        progress(f"rendering {count} frames of {pieces} into {crops} …")
-        write_crop_folder(str(crops), range(count), size=80, margin=0.3, pieces=pieces)
+    count, have = frames or TRAIN_FRAMES[pieces], rendered_frames(crops / pieces)
+    if have < count:  # render the frames missing (seeds have..count-1), adding to the rest
+        progress(f"rendering frames {have}–{count - 1} of {pieces} into {crops} …")
+        write_crop_folder(str(crops), range(have, count), size=80, margin=0.3, pieces=pieces,
+                          append=True)
     out_dir = Path(out) if out else default_models_dir()
     for name in models_of(pieces):
+        if only and name != only:
+            continue
         recipe = with_overrides(RECIPES[name], steps=steps, seed=seed)
         result = train_render_model(name, crops, out_dir, recipe=recipe, progress=progress)
         progress(f"wrote {result.onnx_path} ({result.onnx_path.stat().st_size // 1024} KiB)")
@@ -249,6 +267,9 @@ def quantize_pieces(pieces: str, *, model: str | None = None, frames: int = 30,
     names = (first,) if pieces == "dice" else tuple(first.parent / f"{name}.onnx"
                                                     for name in models_of(pieces))
     for path in names:
+        if pieces != "dice" and path != first and Classifier.load(path).card.quantization:
+            progress(f"{path}: already int8, kept (a set's model not retrained: train --only)")
+            continue
         card = quantize_model(str(path), frames=frames)
         progress(f"{path}: int8 ({path.stat().st_size // 1024} KiB), calibrated on "
                  f"{card.quantization['calibration']}")

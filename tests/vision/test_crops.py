@@ -1,16 +1,24 @@
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
 from referee.vision.crops import (
     CropSpec,
+    board_canvas,
     box_square,
     crop_square,
     crop_squares,
+    fits_canvas,
+    grid_crops,
+    grid_seam_crops,
+    seam_quads,
     square_quad,
     widen,
 )
+from referee.vision.pose import BoardPose
+from referee.vision.warp import top_face_quads
 
 
 def _target_image() -> np.ndarray:
@@ -94,3 +102,76 @@ def test_bad_arguments() -> None:
         crop_square(np.zeros((10, 10), np.uint8), square_quad((5.0, 5.0), 4.0), CropSpec())
     with pytest.raises(ValueError):
         crop_square(_target_image(), np.zeros((3, 2), np.float32), CropSpec())
+
+
+def _board_frame(files: int = 5, ranks: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """A 960x540 frame of a tilted board whose squares each have their own colour and a
+    dark corner at the far-left (so a crop's turn and shift show), and the squares'
+    top-face quads as the run time computes them (rules order)."""
+    side = 70
+    top = np.zeros((ranks * side + 2 * side, files * side + 2 * side, 3), np.uint8)
+    top[:] = (90, 160, 60)
+    for index in range(files * ranks):
+        rank, file = divmod(index, files)
+        x, y = side + file * side, side + (ranks - 1 - rank) * side
+        top[y:y + side, x:x + side] = (40 + 40 * file, 60 + 45 * rank, 200 - 9 * index)
+        top[y + 6:y + 24, x + 6:x + 24] = 10
+    board = np.array([[0, ranks], [files, ranks], [files, 0], [0, 0]], np.float64)  # far first
+    in_top = np.array([[side, side], [side * (files + 1), side], [side * (files + 1),
+                                                                side * (ranks + 1)],
+                       [side, side * (ranks + 1)]], np.float64)
+    image = np.array([[330, 90], [650, 110], [760, 470], [200, 440]], np.float64)
+    to_image = cv2.getPerspectiveTransform(in_top.astype(np.float32), image.astype(np.float32))
+    frame = cv2.warpPerspective(top, to_image, (960, 540), flags=cv2.INTER_LINEAR)
+    h = cv2.getPerspectiveTransform(board.astype(np.float32), image.astype(np.float32))
+    pose = BoardPose.from_homography(np.asarray(h, np.float64), files, ranks)
+    quads = top_face_quads(pose, (960, 540), height=0.0).astype(np.float32)
+    return np.asarray(frame, np.uint8), quads
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a.astype(np.int32) - b.astype(np.int32)).mean())
+
+
+@pytest.mark.parametrize("spec", [CropSpec(56, 0.2), CropSpec(80, 0.3), CropSpec(40, 0.0)])
+def test_grid_crops_cut_what_crop_squares_cuts(spec: CropSpec) -> None:
+    frame, quads = _board_frame()
+    assert fits_canvas(spec, round(spec.size / (1 + 2 * spec.margin)))
+    one_by_one = crop_squares(frame, list(quads), spec)
+    at_once = grid_crops(frame, list(quads), 5, spec)
+    assert at_once.shape == one_by_one.shape == (20, spec.size, spec.size, 3)
+    _assert_same_squares(at_once, one_by_one)
+    if spec.margin == 0:  # the margin is the only difference: widened on the board's plane
+        assert _close(at_once, one_by_one) < 0.01
+
+
+def _assert_same_squares(at_once: np.ndarray, one_by_one: np.ndarray) -> None:
+    """Each crop within a pixel's shift of its counterpart (the margin is widened on the
+    board's plane, not about the quad's corner mean), and far from every other square's."""
+    for i, crop in enumerate(at_once):
+        own = _close(crop, one_by_one[i])
+        others = min(_close(crop, other) for j, other in enumerate(one_by_one) if j != i)
+        assert own < 6.0 and own < others / 2
+
+
+def test_grid_seam_crops_cut_what_crop_squares_cuts_from_seam_quads() -> None:
+    frame, quads = _board_frame()
+    spec = CropSpec(48, 0.1)  # 40 pixels a square, 4 of margin
+    seams = [q for _, _, q in seam_quads(quads, 5, 4)]
+    assert len(seams) == 4 * 4 + 5 * 3
+    one_by_one = crop_squares(frame, seams, spec)
+    at_once = grid_seam_crops(frame, list(quads), 5, spec)
+    assert at_once.shape == one_by_one.shape
+    _assert_same_squares(at_once, one_by_one)  # north-south seams turned alike
+
+
+def test_grid_crops_fall_back_when_they_cannot_slice() -> None:
+    frame, quads = _board_frame()
+    odd = CropSpec(48, 0.12)  # 38.7 pixels a square: no whole-pixel canvas
+    assert not fits_canvas(odd, 39)
+    np.testing.assert_array_equal(grid_crops(frame, list(quads), 5, odd),
+                                  crop_squares(frame, list(quads), odd))
+    scattered = list(quads[::-1])  # not rules order: no one homography fits
+    assert board_canvas(frame, scattered, 5, 40, 8) is None
+    np.testing.assert_array_equal(grid_crops(frame, scattered, 5, CropSpec(56, 0.2)),
+                                  crop_squares(frame, scattered, CropSpec(56, 0.2)))

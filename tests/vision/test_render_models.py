@@ -22,7 +22,10 @@ from referee.renders import (
     ZENSU_LABELS,
     LabelledFrame,
     cut_frame,
+    frame_crops,
+    rendered_frames,
     seam_quads,
+    write_crop_folder,
 )
 from referee.synth import RenderOptions, SquareContent, render_frame
 from referee.synth.truth import Contents
@@ -125,7 +128,7 @@ def test_rendered_squares_of_every_class_are_read_right(
     pieces = "tiles" if name == "tiles-seam" else name
     samples = frames[pieces].samples[name]
     classifier = Classifier.load(name)
-    crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
+    crops = frame_crops(frames[pieces], {name: classifier.card.crop})[name]  # as at run time
     read = classifier.predict(crops).argmax(axis=1)
     truth = np.array([s.label for s in samples])
     assert {MODELS[name][k] for k in truth} == set(MODELS[name]), "the scene shows every class"
@@ -193,3 +196,20 @@ def test_the_pipeline_reads_a_rendered_penta_board() -> None:
     names = [RINNE.geometry.square_name(i) for i in range(RINNE.geometry.size)]
     expected = [square_label("penta", shown[name]) for name in names]
     assert reading.best_labels() == expected
+
+
+def test_crop_folders_grow_by_the_frames_missing(tmp_path: Path) -> None:
+    """`train --frames N` renders only the seeds a folder lacks and adds their crops."""
+    folder = tmp_path / "crops"
+    assert rendered_frames(folder / "zensu") == 0
+    first = write_crop_folder(str(folder), range(0, 1), size=40, margin=0.3, pieces="zensu")
+    assert rendered_frames(folder / "zensu") == 1
+    more = write_crop_folder(str(folder), range(1, 2), size=40, margin=0.3, pieces="zensu",
+                             append=True)
+    rows = (folder / "zensu" / "labels.csv").read_text().splitlines()
+    assert rows[0] == "file,label" and len(rows) == 1 + first + more
+    assert rendered_frames(folder / "zensu") == 2
+    assert {row.split("-")[0] for row in rows[1:]} == {"000000", "000001"}
+    with pytest.raises(ModelError, match="cut as"):  # crops cut otherwise do not mix
+        write_crop_folder(str(folder), range(2, 3), size=48, margin=0.3, pieces="zensu",
+                          append=True)
