@@ -106,11 +106,11 @@ RECIPES: dict[str, RenderRecipe] = {
     # A monomino on a light square looks much like the bare square: a wider margin shows its
     # bevelled edge and the neighbours' grid lines that it hides. Those confusions are among
     # the common classes: less class balancing. Still learning at 3,000 steps on 700 frames:
-    # 8,000 on 3,500, snug augmentation (above). Both models cut 40 pixels a square, so
+    # 12,000 on 3,500, snug augmentation (above). Both models cut 40 pixels a square, so
     # that one warp of the board serves both (crops.board_canvas); the seam crop is the
     # square centred on the line, no margin (40x40: 84 seams a board are most of the read).
     "tiles": RenderRecipe("tiles", RENDER_SETS["tiles"].height, size=56, margin=0.2,
-                          steps=8000, balance=0.25, eval_every=1000, augment=_SNUG,
+                          steps=12000, balance=0.25, eval_every=1000, augment=_SNUG,
                           augment_mild=_SNUG_MILD),
     SEAM_MODEL: RenderRecipe(SEAM_MODEL, RENDER_SETS["tiles"].height, size=40, margin=0.0,
                              steps=3000),

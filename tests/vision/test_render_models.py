@@ -116,13 +116,7 @@ def test_a_corrupt_or_mismatched_model_is_refused(name: str, tmp_path: Path) -> 
         Classifier.load(onnx)
 
 
-# The tiles model still reads some bare light squares as monominoes (benchmarks/
-# render_models.md): a strict xfail until a retrained model reads them right.
-_SHORT = pytest.mark.xfail(strict=True, reason="tiles model short of its target")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_SHORT) if n == "tiles" else n
-                                  for n in MODELS])
+@pytest.mark.parametrize("name", list(MODELS))
 def test_rendered_squares_of_every_class_are_read_right(
         name: str, frames: dict[str, LabelledFrame]) -> None:
     pieces = "tiles" if name == "tiles-seam" else name
