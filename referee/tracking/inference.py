@@ -9,7 +9,7 @@ otherwise the verdict says why it cannot be read."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,7 +128,7 @@ class MoveInferer:
                              or self._doubtful(reading, position, best, unsure)):
             return Inference(Verdict.UNREADABLE, squares=tuple(int(s) for s in np.flatnonzero(unsure)))
         if self._contradicted(label_logp, best, free, best_score):
-            pair = self._two_moves(position, score, free)
+            pair = self._two_moves(position, label_logp, owner_logp, free)
             if pair is not None:
                 return pair
             return Inference(Verdict.ILLEGAL, squares=self._changed(reading, position, colors))
@@ -161,43 +161,62 @@ class MoveInferer:
         unlikely = expected < self.settings.min_expected_probability
         return bool((unsure & (changes | unlikely)).any())
 
-    def _two_moves(self, position: Position, score: Callable[[_Candidate], float], free: float
-                   ) -> Inference | None:
+    def _two_moves(self, position: Position, label_logp: np.ndarray, owner_logp: np.ndarray,
+                   free: float) -> Inference | None:
         """Two plies in a row that explain the board clearly, or None. Only legal pairs are
         tried, and the pair must beat every other pair by the usual margin; where two pairs
         explain it about as well, the board is unreadable on the squares they differ on (a
-        piece's state in doubt), not an illegal change."""
+        piece's state in doubt), not an illegal change. A reply changes two squares of the
+        position between: each pair is scored from that position's score (thousands of
+        pairs in Tensei)."""
         game, pending_label = self.game, self.piece_set.pending_label
-        scored = []
+        rows = np.arange(len(position.board))
+        scored: list[tuple[float, Move, Move, bool]] = []
         for first in game.legal_moves(position):
             middle = game.play(position, first)
             if game.outcome(middle, 1) is not None:
                 continue
+            labels, owners = self.appearance(middle)
+            per_square = label_logp[rows, labels] + owner_logp[rows, owners]
+            mover, base = int(middle.turn), float(per_square.sum())
             rolling: set[tuple[int, int]] = set()
             for second in game.legal_moves(middle):
-                after = game.play(middle, second)
-                candidate = _Candidate(Verdict.TWO_MOVES, first, *self.appearance(after))
-                scored.append((score(candidate), candidate, second, False))
-                hop = (second.from_square, second.to_square)
-                if game.chance and pending_label is not None and hop not in rolling:
-                    rolling.add(hop)  # every roll of the reply looks the same: a 6
-                    candidate = _Candidate(Verdict.TWO_MOVES, first, *self.appearance(
-                        after, {second.to_square: pending_label}))
-                    scored.append((score(candidate), candidate, second, True))
+                start, end = second.from_square, second.to_square
+                # The reply empties `start` and puts the mover's piece on `end`.
+                emptied = label_logp[start, self._index[EMPTY]] + owner_logp[start, -1]
+                held = base - per_square[start] - per_square[end] + emptied \
+                    + owner_logp[end, mover]
+                shown = self._index[self.piece_set.label(second.new_state)]
+                scored.append((float(held + label_logp[end, shown]), first, second, False))
+                if game.chance and pending_label is not None and (start, end) not in rolling:
+                    rolling.add((start, end))  # every roll of the reply looks the same: a 6
+                    pending = self._index[pending_label]
+                    scored.append((float(held + label_logp[end, pending]), first, second, True))
         if not scored:
             return None
         scored.sort(key=lambda t: -t[0])
-        best_score, best, second, pending = scored[0]
+        best_score, first, second, pending_roll = scored[0]
         if free - best_score > self.settings.max_disagreement:
             return None
-        runner_up, rival = next(((s, c) for s, c, _, _ in scored[1:] if not _same(c, best)),
-                                (-np.inf, None))
-        margin = best_score - runner_up
-        if margin < self.settings.min_margin:
-            assert rival is not None
-            return Inference(Verdict.UNREADABLE, margin=margin, squares=_differ(best, rival))
-        return Inference(Verdict.TWO_MOVES, best.move, margin, second=second,
-                         second_pending=pending)
+        best = self._pair(position, first, second, pending_roll)
+        margin = np.inf
+        for score, other, reply, rolled in scored[1:]:
+            if best_score - score >= self.settings.min_margin:
+                margin = best_score - score  # no rival that looks different comes closer
+                break
+            rival = self._pair(position, other, reply, rolled)
+            if not _same(rival, best):
+                return Inference(Verdict.UNREADABLE, margin=best_score - score,
+                                 squares=_differ(best, rival))
+        return Inference(Verdict.TWO_MOVES, first, margin, second=second,
+                         second_pending=pending_roll)
+
+    def _pair(self, position: Position, first: Move, second: Move, pending: bool) -> _Candidate:
+        """How the board looks after `first` and `second` (its die still on 6: `pending`)."""
+        after = self.game.play(self.game.play(position, first), second)
+        label = self.piece_set.pending_label
+        shown = {second.to_square: label} if pending and label is not None else None
+        return _Candidate(Verdict.TWO_MOVES, first, *self.appearance(after, shown))
 
     def _candidates(self, position: Position, previous: Position | None) -> Iterator[_Candidate]:
         game, pieces = self.game, self.piece_set

@@ -208,3 +208,30 @@ def test_colours_hold_against_a_shaded_die_and_a_crop_that_missed_its_die():
     shaded_white, cyan = np.array([[60.0, 2.0, 1.0]]), np.array([[70.0, -24.0, -5.0]])
     assert colors.first_owner_probability(shaded_white)[0] > 0.9
     assert colors.first_owner_probability(cyan)[0] < 0.1
+
+
+@pytest.mark.parametrize("game", [RINNE, TENSEI], ids=["rinne", "tensei"])
+def test_any_two_legal_plies_are_recovered_exactly(game):
+    """Pairs are scored from the position between (two squares change): every random legal
+    pair, its reply's die shown on 6 or rolled, is found."""
+    inferer = MoveInferer(game, DICE, DICE_LABELS)
+    start = game.start()
+    colors = learn(inferer, start)
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        moves = game.legal_moves(start)
+        first = moves[int(rng.integers(len(moves)))]
+        middle = game.play(start, first)
+        replies = game.legal_moves(middle)
+        reply = replies[int(rng.integers(len(replies)))]
+        pending = game.chance and bool(rng.integers(2))
+        shown = {reply.to_square: "6"} if pending else None
+        reading = reading_of(inferer, game.play(middle, reply), shown=shown,
+                             seed=int(rng.integers(1000)))
+        result = inferer.infer(reading, start, colors)
+        assert (result.verdict, result.move, result.second_pending) == (
+            Verdict.TWO_MOVES, first, pending)
+        assert (result.second.from_square, result.second.to_square) == (
+            reply.from_square, reply.to_square)
+        if not pending:
+            assert result.second == reply
