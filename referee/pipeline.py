@@ -230,7 +230,8 @@ class Session:
             self.stabiliser.forget_reading()
         stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
                                            outside=self.reader.view_outside(seen, pose))
-        if stillness is Stillness.OCCLUDED and not self._refitted_while_still:
+        refitted = stillness is Stillness.OCCLUDED and not self._refitted_while_still
+        if refitted:
             # Once each time the board comes to rest: is it an arm, or tracking's drift?
             self._refitted_while_still = True
             pose = self.reader.settle(seen) or pose
@@ -244,7 +245,9 @@ class Session:
         if stillness is not Stillness.READ:
             return []
         turns = self.reader.turns
-        events = self._judge(seen, self.reader.settle(seen) or pose, frame_index, time_s)
+        # (`pose`: what the stillness view was cut from; after a recheck, already refitted.)
+        settled = pose if refitted else self.reader.settle(seen) or pose
+        events = self._judge(seen, settled, frame_index, time_s)
         named = self.reader.pose
         if named is not None and not np.allclose(named.corners_array, pose.corners_array):
             # The pose was refitted, or the reading settled which corner is a1: later
