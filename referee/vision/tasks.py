@@ -79,12 +79,6 @@ def evaluate_pieces(
     return format_report(evaluate_dice(classifier, data, turns=turns))
 
 
-def models_of_set(pieces: str) -> tuple[str, ...]:
-    from referee.vision.render_eval import models_of
-
-    return models_of(pieces)
-
-
 def render_classifiers(pieces: str, model: str | None = None) -> dict[str, Classifier]:
     """The loaded models a render-trained set is read with, by model name."""
     from referee.vision.render_eval import models_of
@@ -119,10 +113,12 @@ def train_pieces(
     drawn as their own share (`p_hard`). Dice only: `init` a model to fine-tune from,
     `settings` recipe fields as `KEY=VALUE` (see `training.TrainConfig`)."""
     if check_pieces(pieces) != "dice":
+        from referee.vision.render_eval import models_of
+
         if hard or init or settings:
             raise ModelError("--hard, --init and --set are for dice only")
-        if only and only not in models_of_set(pieces):
-            raise ModelError(f"--only: {pieces} trains {', '.join(models_of_set(pieces))}")
+        if only and only not in models_of(pieces):
+            raise ModelError(f"--only: {pieces} trains {', '.join(models_of(pieces))}")
         return train_from_renders(pieces, out=out, data=data, steps=steps, seed=seed,
                                   frames=frames, only=only, progress=progress)
     if frames is not None or only:
@@ -140,7 +136,7 @@ def train_pieces(
         config = dataclasses.replace(config, seed=seed)
     config = with_settings(config, settings)
     if init:
-        from referee.vision.classifier import resolve_model, sha256_of
+        from referee.vision.classifier import sha256_of
 
         onnx_path = resolve_model(init)[0]
         # Read before training overwrites it (fine-tuning the committed model in place).
