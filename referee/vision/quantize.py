@@ -9,7 +9,6 @@ within the 15 ms budget. The card records the quantisation; its accuracy must be
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.errors import ModelError
-from referee.vision.classifier import Classifier, ModelCard, resolve_model
+from referee.vision.classifier import Classifier, ModelCard, resolve_model, sha256_of
 from referee.vision.training import write_card
 
 CALIBRATION_FRAMES = 30  # rendered frames (training seeds 0..) whose squares calibrate ranges
@@ -53,7 +52,7 @@ def quantize_model(name: str, *, frames: int = CALIBRATION_FRAMES) -> ModelCard:
         quantized = Path(tmp) / "int8.onnx"
         _quantize_file(onnx_path, quantized, classifier.card.input_name, tensors, Path(tmp))
         onnx_path.write_bytes(quantized.read_bytes())
-    card = replace(classifier.card, sha256=hashlib.sha256(onnx_path.read_bytes()).hexdigest(),
+    card = replace(classifier.card, sha256=sha256_of(onnx_path),
                    quantization={"scheme": "onnxruntime static, QOperator, int8 weights per channel, "
                                            "uint8 activations",
                                  "calibration": f"{len(tensors)} squares of rendered frames, "
