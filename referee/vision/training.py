@@ -267,13 +267,8 @@ def train_dice(
                                  np.random.default_rng(config.seed + 2), extra_dice,
                                  extra_empties, list(hard)).batch(config.augment)[0]
         load_onnx_weights(net, config.init, torch.from_numpy(normalise(calibration)))
-        net.eval()
-        with torch.no_grad():
-            fit_x = torch.from_numpy(normalise(fixed_crops(dice, config.spec)))
-            probabilities = torch.softmax(net(fit_x), dim=1).numpy()
-        labels = np.array([s.label for s in dice])
-        batches.hard_real = [dice[i] for i in np.flatnonzero(
-            probabilities[np.arange(len(dice)), labels] < config.hard_below)]
+        batches.hard_real = hard_for(config.init, dice, config.margin, config.hard_below,
+                                     threads=config.threads)
         say(f"starting from {config.init}; {len(batches.hard_real)} hard real train dice")
 
     def next_batch(step: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
@@ -418,6 +413,27 @@ def _recipe(
         }
     )
     return recipe
+
+
+def hard_for(path: str | Path, samples: list[Sample], margin: float, below: float, *,
+             threads: int = 1) -> list[Sample]:
+    """The samples to which the ONNX model at `path` gives its true label less than `below`.
+    The model reads crops of its own input size: fine-tuning it at another size (its
+    convolutions take any), it is judged as it was trained, not at a scale it never saw."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    (entry,) = session.get_inputs()
+    size = entry.shape[-1]
+    if not isinstance(size, int):
+        raise ModelError(f"{path}: input of no fixed size ({entry.shape})")
+    crops = normalise(fixed_crops(samples, CropSpec(size, margin)))
+    (probabilities,) = session.run(None, {entry.name: crops})
+    labels = np.array([s.label for s in samples])
+    kept = np.asarray(probabilities)[np.arange(len(samples)), labels] < below
+    return [samples[i] for i in np.flatnonzero(kept)]
 
 
 def load_onnx_weights(net: Any, path: str | Path, calibration: Any) -> None:

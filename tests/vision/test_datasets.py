@@ -11,7 +11,14 @@ import pytest
 from referee.errors import ImageError
 from referee.vision.augment import Augment, augmented_crop, jitter_quad, synthetic_square
 from referee.vision.crops import CropSpec, crop_square, square_quad
-from referee.vision.datasets import EMPTY, Sample, crop_samples, folder_samples, read_image
+from referee.vision.datasets import (
+    EMPTY,
+    Sample,
+    crop_samples,
+    fixed_crops,
+    folder_samples,
+    read_image,
+)
 
 SPEC = CropSpec(48, 0.12)
 
@@ -143,6 +150,36 @@ def test_fine_tuning_starts_from_exactly_the_onnx_model(dice_model: Path) -> Non
     with torch.no_grad():
         got = torch.softmax(net(torch.from_numpy(normalise(crops))), dim=1).numpy()
     np.testing.assert_allclose(got, Classifier.load(dice_model).predict(crops), atol=1e-5)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_fine_tuning_at_another_input_size(dice_model: Path, real_dice: Path,
+                                           tmp_path: Path) -> None:
+    """The committed 48x48 model's weights start a 64x64 model (the net is fully
+    convolutional); the hard real dice are those the starting model finds hard at its own
+    size, as `Classifier` reads them."""
+    from referee.vision.classifier import Classifier
+    from referee.vision.datasets import RealDice, split_groups
+    from referee.vision.training import TrainConfig, hard_for, train_dice
+
+    config = TrainConfig(size=64, steps=2, batch=8, eval_every=2, tray_empties_per_photo=1,
+                         init=str(dice_model), p_hard_real=0.5)
+    real = RealDice.load("train", real_dice)
+    dice = real.die_samples(split_groups(real.files, fraction=config.val_fraction,
+                                         seed=config.seed)[0])
+    hard = hard_for(dice_model, dice, config.margin, config.hard_below)
+    starting = Classifier.load(dice_model)
+    read = starting.predict(fixed_crops(dice, starting.card.crop))
+    truth = [read[i, s.label] for i, s in enumerate(dice)]
+    assert [id(s) for s in hard] == [id(d) for d, p in zip(dice, truth, strict=True) if p < 0.9]
+    assert 0 < len(hard) < len(dice) / 4  # a trained model finds few of its data hard
+
+    train_dice(tmp_path, config=config, data_dir=real_dice)
+    tuned = Classifier.load(tmp_path / "dice.onnx")
+    assert tuned.card.input_size == 64 and tuned.card.recipe["train_hard_real"] == len(hard)
+    probs = tuned.predict(fixed_crops(dice[:4], tuned.card.crop))
+    assert probs.shape == (4, 7)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
