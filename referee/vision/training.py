@@ -1,7 +1,9 @@
 """Training a square classifier (needs the `train` extra: torch, onnx).
 
 The dice model: a small CNN (six 3x3 conv blocks with batch norm, two max-pools, global
-average pooling, one linear layer; 186k parameters, 730 KB as ONNX) on 48x48 BGR crops.
+average pooling, one linear layer; 186k parameters, 730 KB as ONNX) on square BGR crops
+(`size`: 48x48 by default). Being fully convolutional, a model of one input size can start
+the fine-tuning of another (`init`).
 Faces 1-6 come from the real photographs' train split (a seeded tenth of its photos held
 out for choosing the best checkpoint); "empty" from bare tray squares of the same photos
 and synthetic board squares. Every crop is freshly augmented (see `augment`). Other
