@@ -57,6 +57,9 @@ def test_quantising_keeps_the_answers_and_records_itself(tmp_path: Path) -> None
     quantised = Classifier.load(path)  # opens, and its file matches its card
     after = quantised.predict(crops)
     assert np.abs(after - before).max() < 0.05
+    # The softmax stays float: rows sum to 1, small probabilities are not rounded to 0.
+    np.testing.assert_allclose(after.sum(axis=1), 1.0, atol=1e-5)
+    assert (after > 0).all()
     assert np.mean(after.argmax(axis=1) == before.argmax(axis=1)) > 0.95
     with pytest.raises(ModelError, match="already quantised"):
         quantize_model(str(path), frames=2)
