@@ -451,6 +451,9 @@ def load_onnx_weights(net: Any, path: str | Path, calibration: Any) -> None:
     model = onnx.load(str(path))
     weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    if not convs and any(n.op_type == "QLinearConv" for n in model.graph.node):
+        raise ModelError(f"{path}: an int8 model; fine-tune from the float model a training "
+                         "run writes (before `referee quantize`)")
     (gemm,) = [n for n in model.graph.node if n.op_type == "Gemm"]
     layers = list(net)
     pairs = [(layers[i], layers[i + 1]) for i in range(len(layers) - 1)
