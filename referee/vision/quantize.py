@@ -27,10 +27,18 @@ CALIBRATION_FRAMES = 30  # rendered frames (training seeds 0..) whose squares ca
 def calibration_crops(classifier: Classifier, frames: int = CALIBRATION_FRAMES) -> NDArray[np.uint8]:
     """Squares (or tiles' seams) of `frames` rendered training frames, cut for the model."""
     # the renderer: only when quantising
-    from referee.renders import frame_crops, model_pieces, render_squares
+    from referee.renders import dice_squares, frame_crops, model_pieces, render_squares
+    from referee.vision.crops import crop_squares
 
     name = classifier.card.name
     crops = []
+    if name == "dice":  # rendered as the dice model trains and is measured (no RENDER_SETS entry)
+        for seed in range(frames):
+            samples = dice_squares(seed).samples
+            if samples:
+                crops.append(crop_squares(samples[0].image, [s.quad for s in samples],
+                                          classifier.card.crop))
+        return np.concatenate(crops)
     for seed in range(frames):
         frame = render_squares(model_pieces(name), seed)
         if frame.samples[name]:
@@ -74,7 +82,13 @@ def _quantize_file(source: Path, target: Path, input_name: str, tensors: NDArray
         def get_next(self) -> dict[str, Any] | None:
             return next(self._left, None)
 
+    import onnx
+
     prepared = work / "prepared.onnx"
     quant_pre_process(str(source), str(prepared))
+    # The softmax stays float: quantised, its probabilities come in steps of 1/256 and small
+    # ones become 0, which the referee's log-likelihoods (in nats) would read as certainty.
+    softmax = [n.name for n in onnx.load(str(prepared)).graph.node if n.op_type == "Softmax"]
     quantize_static(str(prepared), str(target), Batches(), quant_format=QuantFormat.QOperator,
-                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    nodes_to_exclude=softmax)

@@ -1,7 +1,9 @@
 """Training a square classifier (needs the `train` extra: torch, onnx).
 
 The dice model: a small CNN (six 3x3 conv blocks with batch norm, two max-pools, global
-average pooling, one linear layer; 186k parameters, 730 KB as ONNX) on 48x48 BGR crops.
+average pooling, one linear layer; 186k parameters, 730 KB as ONNX) on square BGR crops
+(`size`: 48x48 by default). Being fully convolutional, a model of one input size can start
+the fine-tuning of another (`init`).
 Faces 1-6 come from the real photographs' train split (a seeded tenth of its photos held
 out for choosing the best checkpoint); "empty" from bare tray squares of the same photos
 and synthetic board squares. Every crop is freshly augmented (see `augment`). Other
@@ -267,13 +269,8 @@ def train_dice(
                                  np.random.default_rng(config.seed + 2), extra_dice,
                                  extra_empties, list(hard)).batch(config.augment)[0]
         load_onnx_weights(net, config.init, torch.from_numpy(normalise(calibration)))
-        net.eval()
-        with torch.no_grad():
-            fit_x = torch.from_numpy(normalise(fixed_crops(dice, config.spec)))
-            probabilities = torch.softmax(net(fit_x), dim=1).numpy()
-        labels = np.array([s.label for s in dice])
-        batches.hard_real = [dice[i] for i in np.flatnonzero(
-            probabilities[np.arange(len(dice)), labels] < config.hard_below)]
+        batches.hard_real = hard_for(config.init, dice, config.margin, config.hard_below,
+                                     threads=config.threads)
         say(f"starting from {config.init}; {len(batches.hard_real)} hard real train dice")
 
     def next_batch(step: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
@@ -420,6 +417,27 @@ def _recipe(
     return recipe
 
 
+def hard_for(path: str | Path, samples: list[Sample], margin: float, below: float, *,
+             threads: int = 1) -> list[Sample]:
+    """The samples to which the ONNX model at `path` gives its true label less than `below`.
+    The model reads crops of its own input size: fine-tuning it at another size (its
+    convolutions take any), it is judged as it was trained, not at a scale it never saw."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    (entry,) = session.get_inputs()
+    size = entry.shape[-1]
+    if not isinstance(size, int):
+        raise ModelError(f"{path}: input of no fixed size ({entry.shape})")
+    crops = normalise(fixed_crops(samples, CropSpec(size, margin)))
+    (probabilities,) = session.run(None, {entry.name: crops})
+    labels = np.array([s.label for s in samples])
+    kept = np.asarray(probabilities)[np.arange(len(samples)), labels] < below
+    return [samples[i] for i in np.flatnonzero(kept)]
+
+
 def load_onnx_weights(net: Any, path: str | Path, calibration: Any) -> None:
     """Set `net` (`build_net`'s layout) to the weights of an ONNX model exported by
     `export_onnx`, whose batch norms the exporter folded into the convolutions. Each batch
@@ -433,6 +451,9 @@ def load_onnx_weights(net: Any, path: str | Path, calibration: Any) -> None:
     model = onnx.load(str(path))
     weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    if not convs and any(n.op_type == "QLinearConv" for n in model.graph.node):
+        raise ModelError(f"{path}: an int8 model; fine-tune from the float model a training "
+                         "run writes (before `referee quantize`)")
     (gemm,) = [n for n in model.graph.node if n.op_type == "Gemm"]
     layers = list(net)
     pairs = [(layers[i], layers[i + 1]) for i in range(len(layers) - 1)

@@ -11,7 +11,14 @@ import pytest
 from referee.errors import ImageError
 from referee.vision.augment import Augment, augmented_crop, jitter_quad, synthetic_square
 from referee.vision.crops import CropSpec, crop_square, square_quad
-from referee.vision.datasets import EMPTY, Sample, crop_samples, folder_samples, read_image
+from referee.vision.datasets import (
+    EMPTY,
+    Sample,
+    crop_samples,
+    fixed_crops,
+    folder_samples,
+    read_image,
+)
 
 SPEC = CropSpec(48, 0.12)
 
@@ -124,25 +131,82 @@ def test_rendered_empties_get_their_own_share() -> None:
     assert [pooled.sample(0.5).group for _ in range(400)].count("render") < 20
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
-def test_fine_tuning_starts_from_exactly_the_onnx_model(dice_model: Path) -> None:
-    """The committed model's folded weights, unfolded into the training net, compute what
-    onnxruntime computes (eval mode), and near it in training mode."""
+def _float_model(folder: Path, size: int = 48) -> Path:
+    """A float dice net as a training run exports it (the committed model is int8): seeded
+    weights, batch-norm statistics moved off the identity by a few training-mode passes."""
     import torch
 
-    from referee.vision.classifier import Classifier
+    from referee.vision.training import TrainConfig, build_net, export_onnx
+
+    torch.manual_seed(0)
+    net = build_net(TrainConfig().arch, 7)
+    net.train()
+    with torch.no_grad():
+        for _ in range(3):
+            net(torch.rand(16, 3, size, size) * 4 - 2)
+    path = folder / "float.onnx"
+    export_onnx(net.eval(), path, size, check=torch.rand(4, 3, size, size) * 4 - 2)
+    return path
+
+
+def _onnx_read(path: Path, x: np.ndarray) -> np.ndarray:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (out,) = session.run(None, {session.get_inputs()[0].name: x})
+    return np.asarray(out)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_fine_tuning_starts_from_exactly_the_onnx_model(tmp_path: Path, dice_model: Path) -> None:
+    """A float model's folded weights, unfolded into the training net, compute what
+    onnxruntime computes (eval mode). The committed model is int8: refused, in one line."""
+    import torch
+
+    from referee.errors import ModelError
     from referee.vision.training import TrainConfig, build_net, load_onnx_weights, normalise
 
+    path = _float_model(tmp_path)
     rng = np.random.default_rng(0)
     samples = [synthetic_square(rng, 48) for _ in range(32)] + [
         Sample(_die_image(), square_quad((60.0, 60.0), 56.0), 3)]
-    crops = np.stack([augmented_crop(s, SPEC, rng, Augment()) for s in samples])
+    x = normalise(np.stack([augmented_crop(s, SPEC, rng, Augment()) for s in samples]))
     net = build_net(TrainConfig().arch, 7)
-    load_onnx_weights(net, dice_model, torch.from_numpy(normalise(crops)))
+    load_onnx_weights(net, path, torch.from_numpy(x))
     net.eval()
     with torch.no_grad():
-        got = torch.softmax(net(torch.from_numpy(normalise(crops))), dim=1).numpy()
-    np.testing.assert_allclose(got, Classifier.load(dice_model).predict(crops), atol=1e-5)
+        got = torch.softmax(net(torch.from_numpy(x)), dim=1).numpy()
+    np.testing.assert_allclose(got, _onnx_read(path, x), atol=1e-5)
+    with pytest.raises(ModelError, match="int8 model; fine-tune from the float model"):
+        load_onnx_weights(build_net(TrainConfig().arch, 7), dice_model, torch.from_numpy(x))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_fine_tuning_at_another_input_size(real_dice: Path, tmp_path: Path) -> None:
+    """A 48x48 model's weights start a 64x64 model (the net is fully convolutional); the hard
+    real dice are those the starting model finds hard at its own size."""
+    from referee.vision.classifier import Classifier
+    from referee.vision.datasets import RealDice, split_groups
+    from referee.vision.training import TrainConfig, hard_for, normalise, train_dice
+
+    start = _float_model(tmp_path)
+    real = RealDice.load("train", real_dice)
+    dice = real.die_samples(split_groups(real.files, fraction=0.1, seed=7)[0])
+    truth = _onnx_read(start, normalise(fixed_crops(dice, SPEC)))[
+        np.arange(len(dice)), [s.label for s in dice]]
+    below = float(np.median(truth))  # about half of them: a choice that can be wrong
+    hard = hard_for(start, dice, SPEC.margin, below)
+    assert [id(s) for s in hard] == [id(d) for d, p in zip(dice, truth, strict=True) if p < below]
+    assert 0 < len(hard) < len(dice)
+
+    config = TrainConfig(size=64, steps=2, batch=8, eval_every=2, tray_empties_per_photo=1,
+                         init=str(start), p_hard_real=0.5, hard_below=below)
+    train_dice(tmp_path / "out", config=config, data_dir=real_dice)
+    tuned = Classifier.load(tmp_path / "out" / "dice.onnx")
+    assert tuned.card.input_size == 64 and tuned.card.recipe["train_hard_real"] == len(hard)
+    probs = tuned.predict(fixed_crops(dice[:4], tuned.card.crop))
+    assert probs.shape == (4, 7)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")

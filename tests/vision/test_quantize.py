@@ -57,6 +57,22 @@ def test_quantising_keeps_the_answers_and_records_itself(tmp_path: Path) -> None
     quantised = Classifier.load(path)  # opens, and its file matches its card
     after = quantised.predict(crops)
     assert np.abs(after - before).max() < 0.05
+    # The softmax stays float: rows sum to 1, small probabilities are not rounded to 0.
+    np.testing.assert_allclose(after.sum(axis=1), 1.0, atol=1e-5)
+    assert (after > 0).all()
     assert np.mean(after.argmax(axis=1) == before.argmax(axis=1)) > 0.95
     with pytest.raises(ModelError, match="already quantised"):
         quantize_model(str(path), frames=2)
+
+
+def test_dice_calibration_crops_are_rendered_dice_squares(dice_model: Path) -> None:
+    """The dice model has no render set of its own: its calibration squares are the
+    rendered dice boards it trains on, cut at its input size."""
+    from referee.vision.quantize import calibration_crops
+
+    classifier = Classifier.load(dice_model)
+    crops = calibration_crops(classifier, frames=2)
+    size = classifier.card.input_size
+    assert crops.shape[1:] == (size, size, 3) and len(crops) >= 2 * 9  # two boards, 9+ squares
+    read = classifier.predict(crops).argmax(axis=1)
+    assert (read == 0).any() and (read > 0).any()  # empty squares and dice both
