@@ -300,17 +300,19 @@ def model_labels(model: str) -> tuple[str, ...]:
 
 
 def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: float = 0.3,
-                      pieces: str = "dice", append: bool = False) -> int:
+                      pieces: str = "dice", append: bool = False,
+                      tilt: tuple[float, float] = (0.0, 40.0)) -> int:
     """Cut rendered frames into square crops with a wide `margin` (room for the trainer's
     jitter) and write them with a `labels.csv` that `vision.datasets.folder_samples` reads.
     Pieces other than dice go to `folder/<model>/` for each model the set trains (tiles:
     `tiles` and `tiles-seam`). `append`: add to the folders' crops (cut alike) instead of
-    starting them afresh. Returns the number of crops written."""
+    starting them afresh. `tilt`: the camera's tilt range in degrees (steeper views than
+    the training mix: 25-40). Returns the number of crops written."""
     if pieces == "dice":
         writer = _CropWriter(Path(folder), size, margin, DICE_LABELS, append=append)
         with writer:
             for seed in seeds:
-                writer.add(seed, dice_squares(seed).samples)
+                writer.add(seed, dice_squares(seed, tilt=tilt).samples)
         return writer.count
     models = [pieces, SEAM_MODEL] if pieces == "tiles" else [pieces]
     writers = {m: _CropWriter(Path(folder) / m, size, margin, model_labels(m), append=append)
@@ -319,7 +321,7 @@ def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: floa
         for writer in writers.values():
             writer.__enter__()
         for seed in seeds:
-            frame = render_squares(pieces, seed)
+            frame = render_squares(pieces, seed, tilt=tilt)
             crops = frame_crops(frame, {m: w.spec for m, w in writers.items()})
             for model, writer in writers.items():
                 writer.add(seed, frame.samples[model], crops[model])

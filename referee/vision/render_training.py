@@ -269,11 +269,13 @@ def _hard_split(folders: Sequence[str | Path], recipe: RenderRecipe
 
 def _start_from(net: Any, recipe: RenderRecipe, calibration: BalancedBatches) -> None:
     """Load `recipe.init`'s weights into `net`, batch norms unfolded with statistics from a
-    batch drawn apart from the training stream (`training.load_onnx_weights`)."""
+    batch drawn apart from the training stream (`training.load_onnx_weights`), augmented as
+    the first training step's (a model trained by this module ends on the mild augmentation:
+    `mild_from=0` fine-tunes on it throughout, so the norms' statistics stay where they were)."""
     import torch
 
     assert recipe.init is not None
-    crops = calibration.batch(recipe.augment)[0]
+    crops = calibration.batch(recipe.augment_mild if recipe.mild_from <= 0 else recipe.augment)[0]
     load_onnx_weights(net, recipe.init, torch.from_numpy(normalise(crops)))
 
 
