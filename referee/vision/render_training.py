@@ -47,10 +47,13 @@ from referee.vision.training import (
 log = logging.getLogger(__name__)
 
 # Pieces keep the board's orientation in a crop: only the small turns a hand gives them.
-_STEADY = Augment(max_angle=12.0, scale=(0.85, 1.15), shift=0.1)
+# Never mirrored: a mirrored Penta-piece (or numeral) is no piece there is, and its signs
+# trade corners (the dice recipe's flips came after the penta and zensu models were trained,
+# and cost every penta run since: see benchmarks/second_look.md).
+_STEADY = Augment(max_angle=12.0, scale=(0.85, 1.15), shift=0.1, p_flip=0.0)
 _STEADY_MILD = Augment(max_angle=8.0, scale=(0.9, 1.1), shift=0.06, skew=0.015, p_grid=0.25,
                        p_hue=0.2, p_gray=0.03, p_light=0.2, p_blur=0.2, p_lowres=0.1,
-                       p_noise=0.3, p_jpeg=0.25)
+                       p_noise=0.3, p_jpeg=0.25, p_flip=0.0)
 
 
 # Tiles and monominoes lie snug in their squares, and a board finder is off by far less
