@@ -213,6 +213,7 @@ def train_from_renders(
     # Read before training overwrites it (fine-tuning the committed model in place).
     init_path = resolve_model(init)[0] if init else None
     parts = [f"referee train --pieces {pieces}"] + ([f"--only {only}"] if only else [])
+    parts += [f"--data {data}"] if data else []
     parts += [f"--steps {steps}"] if steps is not None else []
     parts += [f"--seed {seed}"] if seed is not None else []
     parts += [f"--hard {f}" for f in hard] + ([f"--init {init}"] if init else [])
