@@ -11,6 +11,8 @@ Classification time: one board's crops (a 5x6, 6x9 or 7x7 board, plus tiles' 84 
 one batch through onnxruntime on one thread, best of 20 runs, divided by the crops.
 
 Run: PYTHONPATH=. nice -n 10 python benchmarks/render_models.py [--pieces penta] [--frames 200]
+[--model PATH] (PATH: another main model for the one piece set named, e.g. a candidate; tiles'
+seam model is read from beside it)
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from referee.vision.render_eval import evaluate_renders, format_render_report
 from referee.vision.tasks import render_classifiers
 
 
-def classify_ms(pieces: str) -> dict[str, float]:
+def classify_ms(pieces: str, model_path: str | None = None) -> dict[str, float]:
     """Milliseconds a crop for one board's crops in one batch (best of 20)."""
     frame = render_squares(pieces, 999_999, hands=0.0, style="mat")
     out = {}
-    for model, classifier in render_classifiers(pieces).items():
+    for model, classifier in render_classifiers(pieces, model_path).items():
         samples = frame.samples[model]
         crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
         best = np.inf
@@ -47,17 +49,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pieces", action="append", choices=("penta", "zensu", "tiles"))
     parser.add_argument("--frames", type=int, default=200)
+    parser.add_argument("--model", help="a model file for the one piece set in --pieces")
     args = parser.parse_args()
+    if args.model and len(args.pieces or ()) != 1:
+        parser.error("--model needs exactly one piece set in --pieces")
     cv2.setNumThreads(1)
     for pieces in args.pieces or ("penta", "zensu", "tiles"):
-        classifiers = render_classifiers(pieces)
+        classifiers = render_classifiers(pieces, args.model)
         started = time.perf_counter()
         report = evaluate_renders(pieces, classifiers, frames=args.frames)
         print(f"## {pieces}\n")
         print(format_render_report(report))
         print("\n| model | size (KiB) | classify ms a crop (one board's batch) |")
         print("| --- | ---: | ---: |")
-        for model, ms in classify_ms(pieces).items():
+        for model, ms in classify_ms(pieces, args.model).items():
             size = classifiers[model].path.stat().st_size / 1024
             print(f"| `{model}` | {size:.0f} | {ms:.3f} |")
         print(f"\n({time.perf_counter() - started:.0f} s)\n", flush=True)

@@ -321,13 +321,13 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     train.add_argument("--extra", action="append", metavar="DIR",
                        help="a folder of more labelled crops (labels.csv: file,label); repeatable")
     train.add_argument("--hard", action="append", metavar="DIR",
-                       help="dice: a folder of hard examples (same layout), drawn as their own "
-                       "share of a batch (p_hard); repeatable")
+                       help="a folder of hard examples (same layout; renders.write_hard_crop_folder), "
+                       "drawn as their own share of a batch (p_hard); repeatable")
     train.add_argument("--init", metavar="MODEL",
-                       help="dice: fine-tune from this model's weights instead of from scratch")
+                       help="fine-tune from this model's weights instead of from scratch")
     train.add_argument("--set", action="append", metavar="KEY=VALUE",
-                       help="dice: a recipe setting (a field of training.TrainConfig, e.g. "
-                       "lr=0.001); repeatable")
+                       help="a recipe setting (a field of training.TrainConfig or, other sets, "
+                       "render_training.RenderRecipe, e.g. lr=0.001); repeatable")
     train.add_argument("--frames", type=int,
                        help="penta, zensu, tiles: train on the first N rendered frames, rendering "
                        "those missing from --data (default: the set's TRAIN_FRAMES)")

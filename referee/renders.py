@@ -300,17 +300,19 @@ def model_labels(model: str) -> tuple[str, ...]:
 
 
 def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: float = 0.3,
-                      pieces: str = "dice", append: bool = False) -> int:
+                      pieces: str = "dice", append: bool = False,
+                      tilt: tuple[float, float] = (0.0, 40.0)) -> int:
     """Cut rendered frames into square crops with a wide `margin` (room for the trainer's
     jitter) and write them with a `labels.csv` that `vision.datasets.folder_samples` reads.
     Pieces other than dice go to `folder/<model>/` for each model the set trains (tiles:
     `tiles` and `tiles-seam`). `append`: add to the folders' crops (cut alike) instead of
-    starting them afresh. Returns the number of crops written."""
+    starting them afresh. `tilt`: the camera's tilt range in degrees (steeper views than
+    the training mix: 25-40). Returns the number of crops written."""
     if pieces == "dice":
         writer = _CropWriter(Path(folder), size, margin, DICE_LABELS, append=append)
         with writer:
             for seed in seeds:
-                writer.add(seed, dice_squares(seed).samples)
+                writer.add(seed, dice_squares(seed, tilt=tilt).samples)
         return writer.count
     models = [pieces, SEAM_MODEL] if pieces == "tiles" else [pieces]
     writers = {m: _CropWriter(Path(folder) / m, size, margin, model_labels(m), append=append)
@@ -319,7 +321,7 @@ def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: floa
         for writer in writers.values():
             writer.__enter__()
         for seed in seeds:
-            frame = render_squares(pieces, seed)
+            frame = render_squares(pieces, seed, tilt=tilt)
             crops = frame_crops(frame, {m: w.spec for m, w in writers.items()})
             for model, writer in writers.items():
                 writer.add(seed, frame.samples[model], crops[model])
@@ -331,20 +333,30 @@ def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: floa
 
 def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, below: float = 0.9,
                            lead_below: float = 0.0, tilt: tuple[float, float] = (0.0, 40.0),
-                           size: int = 64, margin: float = 0.3) -> int:
-    """Hard examples for the dice model: render the frames of `seeds` (camera `tilt` in
-    degrees) like `write_crop_folder`, read each square with `model` as the benchmark does,
-    and keep only the squares whose true label it gives less than `below` probability
-    (wrong or unsure) or leads the runner-up by less than `lead_below` nats (in doubt: the
-    pipeline holds a move up under 3). Same folder layout as `write_crop_folder`. Returns
-    the number of crops written."""
+                           pieces: str | None = None, size: int | None = None,
+                           margin: float = 0.3) -> int:
+    """Hard examples for a model: render the frames of `seeds` (camera `tilt` in degrees)
+    like `write_crop_folder`, read each square with `model` as the benchmark does, and keep
+    only the squares whose true label it gives less than `below` probability (wrong or
+    unsure) or leads the runner-up by less than `lead_below` nats (in doubt: the pipeline
+    holds a move up under 3). `pieces`: the piece set (default: the model card's name, dice
+    or a render-trained set). Crops `size` pixels (default: 64 for dice, else 80 as
+    `referee train` cuts them), in one folder with a `labels.csv` (no `<model>/` level: it
+    is passed to the trainer as it is). Returns the number of crops written."""
     from referee.vision.classifier import Classifier
 
     classifier = Classifier.load(model)
-    writer = _CropWriter(Path(folder), size, margin, DICE_LABELS)
+    pieces = pieces or classifier.card.name
+    if pieces != "dice" and pieces not in RENDER_SETS:
+        raise ModelError(f"no hard examples for pieces {pieces!r}: dice or "
+                         f"{', '.join(RENDER_SETS)}")
+    labels = DICE_LABELS if pieces == "dice" else model_labels(pieces)
+    if classifier.card.labels != labels:
+        raise ModelError(f"{model}: labels {classifier.card.labels} are not {pieces}'s")
+    writer = _CropWriter(Path(folder), size or (64 if pieces == "dice" else 80), margin, labels)
     with writer:
         for seed in seeds:
-            samples = dice_squares(seed, tilt=tilt).samples
+            samples = _hard_candidates(pieces, seed, tilt)
             if not samples:
                 continue
             crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
@@ -353,6 +365,13 @@ def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, belo
                          if p[s.label] < below or _lead_of(p, s.label) < lead_below)
             writer.add(seed, hard)
     return writer.count
+
+
+def _hard_candidates(pieces: str, seed: int, tilt: tuple[float, float]) -> tuple[Sample, ...]:
+    """One rendered frame's labelled squares (hands in view, as in training)."""
+    if pieces == "dice":
+        return dice_squares(seed, tilt=tilt).samples
+    return render_squares(pieces, seed, tilt=tilt).samples[pieces]
 
 
 def _lead_of(probabilities: NDArray[np.float32], label: int) -> float:

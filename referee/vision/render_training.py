@@ -16,7 +16,7 @@ import csv
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from referee.vision.training import (
     build_net,
     export_onnx,
     fit,
+    load_onnx_weights,
     normalise,
     seeded,
     write_card,
@@ -46,10 +47,13 @@ from referee.vision.training import (
 log = logging.getLogger(__name__)
 
 # Pieces keep the board's orientation in a crop: only the small turns a hand gives them.
-_STEADY = Augment(max_angle=12.0, scale=(0.85, 1.15), shift=0.1)
+# Never mirrored: a mirrored Penta-piece (or numeral) is no piece there is, and its signs
+# trade corners (the dice recipe's flips came after the penta and zensu models were trained,
+# and cost every penta run since: see benchmarks/second_look.md).
+_STEADY = Augment(max_angle=12.0, scale=(0.85, 1.15), shift=0.1, p_flip=0.0)
 _STEADY_MILD = Augment(max_angle=8.0, scale=(0.9, 1.1), shift=0.06, skew=0.015, p_grid=0.25,
                        p_hue=0.2, p_gray=0.03, p_light=0.2, p_blur=0.2, p_lowres=0.1,
-                       p_noise=0.3, p_jpeg=0.25)
+                       p_noise=0.3, p_jpeg=0.25, p_flip=0.0)
 
 
 # Tiles and monominoes lie snug in their squares, and a board finder is off by far less
@@ -87,6 +91,13 @@ class RenderRecipe:
     augment: Augment = field(default_factory=lambda: _STEADY)
     augment_mild: Augment = field(default_factory=lambda: _STEADY_MILD)
     mild_from: float = 0.75
+    # Fine-tuning: start from this model's weights (an ONNX file this module wrote, same
+    # arch, head and size) instead of from scratch; the card records its sha256.
+    init: str | None = None
+    init_sha256: str | None = None
+    # Share of a batch drawn from the hard examples (folders of squares an earlier model read
+    # wrong or unsure, e.g. at steep views), before the draws above.
+    p_hard: float = 0.0
 
     @property
     def spec(self) -> CropSpec:
@@ -146,17 +157,22 @@ def load_crop_folder(folder: Path, labels: tuple[str, ...], margin: float) -> li
 
 
 class BalancedBatches:
-    """Augmented batches: a `balance` share drawn class-uniformly (rare classes such as a
-    marker on an empty square are seen often enough), the rest as the renders fall."""
+    """Augmented batches: a `p_hard` share drawn from the `hard` examples (if any), of the
+    rest a `balance` share drawn class-uniformly (rare classes such as a marker on an empty
+    square are seen often enough), the others as the renders fall."""
 
-    def __init__(self, samples: list[Sample], recipe: RenderRecipe, rng: np.random.Generator):
-        self.samples, self.recipe, self.rng = samples, recipe, rng
+    def __init__(self, samples: list[Sample], recipe: RenderRecipe, rng: np.random.Generator,
+                 hard: Sequence[Sample] = ()) -> None:
+        self.samples, self.recipe, self.rng, self.hard = samples, recipe, rng, list(hard)
         labels = np.array([s.label for s in samples])
         self.by_class = [np.flatnonzero(labels == k) for k in range(len(recipe.labels))]
         self.by_class = [members for members in self.by_class if len(members)]
 
     def sample(self) -> Sample:
         rng = self.rng
+        # No draw without hard examples: a recipe without them samples as it always did.
+        if self.hard and rng.random() < self.recipe.p_hard:
+            return self.hard[int(rng.integers(len(self.hard)))]
         if rng.random() < self.recipe.balance:
             members = self.by_class[int(rng.integers(len(self.by_class)))]
             return self.samples[int(members[int(rng.integers(len(members)))])]
@@ -179,10 +195,15 @@ def train_render_model(
     out_dir: str | Path,
     *,
     recipe: RenderRecipe | None = None,
+    hard: Sequence[str | Path] = (),
+    command: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> RenderTrainResult:
     """Train `model` on the crops in `crops_dir/<model>/` and write `<out_dir>/<model>.onnx`
-    and its card."""
+    and its card. `hard`: folders of hard examples (`renders.write_hard_crop_folder`), drawn
+    as the recipe's `p_hard` share of a batch; a seeded `val_fraction` of their frames joins
+    the validation (the checkpoint is then chosen on the mean of the two accuracies).
+    `recipe.init`: fine-tune from that model. `command`: what the card says rebuilds it."""
     import torch
 
     recipe = recipe or RECIPES[model]
@@ -197,12 +218,21 @@ def train_render_model(
     held = set(val_groups)
     fit = [s for s in samples if s.group not in held]
     val = [s for s in samples if s.group in held]
+    hard_fit, hard_val = _hard_split(hard, recipe)
+    val_sets = np.array([0] * len(val) + [1] * len(hard_val), np.int64)  # plain, hard
+    val += hard_val
     val_x = torch.from_numpy(normalise(fixed_crops(val, recipe.spec)))
     val_y = np.array([s.label for s in val])
-    say(f"{model}: training on {len(fit)} crops of {len(fit_groups)} frames; validating on "
-        f"{len(val)} crops of {len(val_groups)} frames")
-    net, best_step, best_accuracy = _fit(recipe, BalancedBatches(fit, recipe, rng), val_x, val_y,
-                                         say, started)
+    say(f"{model}: training on {len(fit)} crops of {len(fit_groups)} frames and {len(hard_fit)} "
+        f"hard crops; validating on {len(val)} crops ({len(hard_val)} hard)")
+    batches = BalancedBatches(fit, recipe, rng, hard_fit)
+    net = make_net(recipe)
+    if recipe.init:
+        _start_from(net, recipe, BalancedBatches(fit, dataclasses.replace(recipe, batch=512),
+                                                 np.random.default_rng(recipe.seed + 2), hard_fit))
+        say(f"starting from {recipe.init}")
+    best_step, best_accuracy = _fit(net, recipe, batches, val_x, val_y, say, started,
+                                    val_sets if hard_val else None)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     onnx_path = out / f"{model}.onnx"
@@ -213,9 +243,13 @@ def train_render_model(
         input_size=recipe.size, crop_margin=recipe.margin, channel_order="BGR", mean=MEAN,
         std=STD, sha256=sha256_of(onnx_path), onnx_file=onnx_path.name, input_name=INPUT_NAME,
         output="probabilities", seed=recipe.seed, piece_height=recipe.piece_height,
-        recipe=_recipe(recipe, folder, counts, len(fit_groups), best_step),
+        recipe=_recipe(recipe, folder, counts, len(fit_groups), best_step) | {
+            "hard_folders": [str(f) for f in hard], "train_hard": len(hard_fit),
+            "command": command or f"referee train --pieces {model_pieces(model)}"},
         metrics={"val_accuracy": round(best_accuracy, 4), "val_squares": len(val),
-                 "val_note": "held-out frames of the training renders; chose the checkpoint"},
+                 "val_note": "held-out frames of the training renders"
+                 + (f" and of the hard examples ({len(hard_val)} squares; the mean of the two "
+                    "accuracies)" if hard_val else "") + "; chose the checkpoint"},
     )
     seconds = time.perf_counter() - started
     card.recipe["train_seconds"] = round(seconds)
@@ -223,10 +257,35 @@ def train_render_model(
     return RenderTrainResult(card, onnx_path, best_accuracy, seconds)
 
 
-def _fit(recipe: RenderRecipe, batches: BalancedBatches, val_x: Any, val_y: NDArray[np.int64],
-         say: Callable[[str], None], started: float) -> tuple[Any, int, float]:
+def _hard_split(folders: Sequence[str | Path], recipe: RenderRecipe
+                ) -> tuple[list[Sample], list[Sample]]:
+    """The hard examples of `folders`, split by frame into training and validation."""
+    samples = [s for folder in folders
+               for s in load_crop_folder(Path(folder), recipe.labels, _folder_margin(Path(folder)))]
+    if not samples:
+        return [], []
+    _, val_groups = split_groups((s.group for s in samples), fraction=recipe.val_fraction,
+                                 seed=recipe.seed)
+    held = set(val_groups)
+    return ([s for s in samples if s.group not in held], [s for s in samples if s.group in held])
+
+
+def _start_from(net: Any, recipe: RenderRecipe, calibration: BalancedBatches) -> None:
+    """Load `recipe.init`'s weights into `net`, batch norms unfolded with statistics from a
+    batch drawn apart from the training stream (`training.load_onnx_weights`), augmented as
+    the first training step's (a model trained by this module ends on the mild augmentation:
+    `mild_from=0` fine-tunes on it throughout, so the norms' statistics stay where they were)."""
+    import torch
+
+    assert recipe.init is not None
+    crops = calibration.batch(recipe.augment_mild if recipe.mild_from <= 0 else recipe.augment)[0]
+    load_onnx_weights(net, recipe.init, torch.from_numpy(normalise(crops)))
+
+
+def _fit(net: Any, recipe: RenderRecipe, batches: BalancedBatches, val_x: Any,
+         val_y: NDArray[np.int64], say: Callable[[str], None], started: float,
+         val_groups: NDArray[np.int64] | None = None) -> tuple[int, float]:
     """The dice models' training loop on this recipe's net and batches."""
-    net = make_net(recipe)
 
     def next_batch(step: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
         mild = step > recipe.mild_from * recipe.steps
@@ -234,8 +293,7 @@ def _fit(recipe: RenderRecipe, batches: BalancedBatches, val_x: Any, val_y: NDAr
 
     schedule = Schedule(recipe.steps, recipe.lr, recipe.weight_decay, recipe.label_smoothing,
                         recipe.eval_every)
-    best_step, best_accuracy = fit(net, schedule, next_batch, val_x, val_y, say, started)
-    return net, best_step, best_accuracy
+    return fit(net, schedule, next_batch, val_x, val_y, say, started, val_groups)
 
 
 def make_net(recipe: RenderRecipe) -> Any:
@@ -268,7 +326,6 @@ def _recipe(recipe: RenderRecipe, folder: Path, counts: NDArray[np.int64], frame
     out["augment"] = recipe.augment.as_dict()
     out["augment_mild"] = recipe.augment_mild.as_dict()
     out.update({
-        "command": f"referee train --pieces {model_pieces(recipe.model)}",
         "architecture": ("arch: cN = conv3x3-BN-ReLU to N channels (s2: stride 2), p = 2x2 "
                          "max-pool; head pool: global average pool and a linear layer; head "
                          "grid: the last feature map flattened into a linear layer"),
@@ -286,9 +343,13 @@ def _recipe(recipe: RenderRecipe, folder: Path, counts: NDArray[np.int64], frame
     return out
 
 
-def with_overrides(recipe: RenderRecipe, *, steps: int | None, seed: int | None) -> RenderRecipe:
+def with_overrides(recipe: RenderRecipe, *, steps: int | None, seed: int | None,
+                   init: Path | None = None) -> RenderRecipe:
+    """`recipe` with another step count, seed, or model to start from (its sha256 too)."""
     if steps is not None:
         recipe = dataclasses.replace(recipe, steps=steps)
     if seed is not None:
         recipe = dataclasses.replace(recipe, seed=seed)
+    if init is not None:
+        recipe = dataclasses.replace(recipe, init=str(init), init_sha256=sha256_of(init))
     return recipe

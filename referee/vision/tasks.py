@@ -110,17 +110,22 @@ def train_pieces(
     test split and add that to the card (measured after training; never used to choose).
     `extra` folders of labelled crops (a `labels.csv` each, see `datasets.folder_samples`)
     join the training set, such as rendered squares; `hard` folders (the same layout) are
-    drawn as their own share (`p_hard`). Dice only: `init` a model to fine-tune from,
-    `settings` recipe fields as `KEY=VALUE` (see `training.TrainConfig`)."""
+    drawn as their own share (`p_hard`). `init` a model to fine-tune from, `settings` recipe
+    fields as `KEY=VALUE` (see `training.TrainConfig`, `render_training.RenderRecipe`). The
+    render-trained sets take no `extra` (their crops are rendered into `data`)."""
     if check_pieces(pieces) != "dice":
         from referee.vision.render_eval import models_of
 
-        if hard or init or settings:
-            raise ModelError("--hard, --init and --set are for dice only")
+        if extra:
+            raise ModelError("--extra is for dice only (the other sets render theirs: --data)")
         if only and only not in models_of(pieces):
             raise ModelError(f"--only: {pieces} trains {', '.join(models_of(pieces))}")
+        if (hard or init) and len(models_of(pieces)) > 1 and not only:
+            raise ModelError(f"--hard and --init train one model: add --only "
+                             f"({' or '.join(models_of(pieces))})")
         return train_from_renders(pieces, out=out, data=data, steps=steps, seed=seed,
-                                  frames=frames, only=only, progress=progress)
+                                  frames=frames, only=only, hard=hard, init=init,
+                                  settings=settings, progress=progress)
     if frames is not None or only:
         raise ModelError("--frames and --only are for the render-trained sets")
     try:
@@ -177,14 +182,18 @@ def train_from_renders(
     seed: int | None = None,
     frames: int | None = None,
     only: str | None = None,
+    hard: Sequence[str] = (),
+    init: str | None = None,
+    settings: Sequence[str] = (),
     eval_frames: int = 100,
     progress: Callable[[str], None] = print,
 ) -> ModelCard:
     """Render the training crops into `data` (default `render_crops_dir()`): the first
     `frames` seeds (default TRAIN_FRAMES), adding to those already there; train the set's
     models (`only`: just that one, the others stay), then measure them on held-out renders
-    and add that to their cards (measured after training; never used to choose). Returns
-    the main card."""
+    and add that to their cards (measured after training; never used to choose). `hard`
+    folders, `init` (a model to fine-tune from) and `settings` (`KEY=VALUE` fields of the
+    recipe) as `train_pieces` says. Returns the main card."""
     try:
         from referee.vision.render_training import RECIPES, train_render_model, with_overrides
     except ImportError as error:  # torch missing: the `train` extra is not installed
@@ -201,11 +210,21 @@ def train_from_renders(
         write_crop_folder(str(crops), range(have, count), size=80, margin=0.3, pieces=pieces,
                           append=True)
     out_dir = Path(out) if out else default_models_dir()
+    # Read before training overwrites it (fine-tuning the committed model in place).
+    init_path = resolve_model(init)[0] if init else None
+    parts = [f"referee train --pieces {pieces}"] + ([f"--only {only}"] if only else [])
+    parts += [f"--data {data}"] if data else []
+    parts += [f"--steps {steps}"] if steps is not None else []
+    parts += [f"--seed {seed}"] if seed is not None else []
+    parts += [f"--hard {f}" for f in hard] + ([f"--init {init}"] if init else [])
+    parts += [f"--set {s}" for s in settings]
     for name in models_of(pieces):
         if only and name != only:
             continue
-        recipe = with_overrides(RECIPES[name], steps=steps, seed=seed)
-        result = train_render_model(name, crops, out_dir, recipe=recipe, progress=progress)
+        recipe = with_settings(with_overrides(RECIPES[name], steps=steps, seed=seed,
+                                              init=init_path), settings)
+        result = train_render_model(name, crops, out_dir, recipe=recipe, hard=hard,
+                                    command=" ".join(parts), progress=progress)
         progress(f"wrote {result.onnx_path} ({result.onnx_path.stat().st_size // 1024} KiB)")
     return record_held_out(pieces, out_dir, eval_frames, progress).card
 

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from referee.errors import ImageError
+from referee.errors import ImageError, ModelError
 from referee.vision.augment import Augment, augmented_crop, jitter_quad, synthetic_square
 from referee.vision.crops import CropSpec, crop_square, square_quad
 from referee.vision.datasets import (
@@ -261,3 +261,78 @@ def test_hard_crop_folder_keeps_squares_in_doubt_at_the_tilt_asked(
                                   below=0.0, lead_below=100.0, tilt=tilt) == len(squares)
     kept = folder_samples(tmp_path / "doubt", margin=0.3)
     assert [s.label for s in kept] == [s.label for s in squares]
+
+
+def test_hard_crop_folder_mines_penta_with_the_card_labels(tmp_path: Path) -> None:
+    """The piece set comes from the model card: penta squares, penta labels, crops cut as
+    `referee train` cuts the render-trained sets' (80 pixels)."""
+    from referee.renders import PENTA_LABELS, render_squares, write_hard_crop_folder
+    from referee.vision.classifier import resolve_model
+
+    tilt = (30.0, 30.0)
+    squares = render_squares("penta", 300_000, tilt=tilt).samples["penta"]
+    model = resolve_model("penta")[0]
+    assert write_hard_crop_folder(str(tmp_path / "all"), range(300_000, 300_001), model,
+                                  below=0.0, lead_below=100.0, tilt=tilt) == len(squares)
+    kept = folder_samples(tmp_path / "all", labels=PENTA_LABELS, margin=0.3)
+    assert [s.label for s in kept] == [s.label for s in squares]
+    assert kept[0].image.shape == (80, 80, 3)
+    with pytest.raises(ModelError, match="labels"):
+        write_hard_crop_folder(str(tmp_path / "x"), range(1), model, pieces="zensu")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_penta_fine_tuning_starts_from_exactly_the_committed_model() -> None:
+    """The grid head (a flattened feature map into the linear layer) unfolds too: the
+    training net computes what onnxruntime computes with the committed penta model."""
+    import torch
+
+    from referee.renders import render_squares
+    from referee.vision.classifier import Classifier, resolve_model
+    from referee.vision.render_training import RECIPES, make_net
+    from referee.vision.training import load_onnx_weights, normalise
+
+    classifier = Classifier.load("penta")
+    samples = render_squares("penta", 300_001, tilt=(30.0, 30.0)).samples["penta"]
+    crops = np.stack([augmented_crop(s, RECIPES["penta"].spec, np.random.default_rng(i),
+                                     RECIPES["penta"].augment) for i, s in enumerate(samples)])
+    net = make_net(RECIPES["penta"])
+    load_onnx_weights(net, resolve_model("penta")[0], torch.from_numpy(normalise(crops)))
+    net.eval()
+    with torch.no_grad():
+        got = torch.softmax(net(torch.from_numpy(normalise(crops))), dim=1).numpy()
+    np.testing.assert_allclose(got, classifier.predict(crops), atol=1e-5)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_render_batches_draw_hard_examples_as_their_share() -> None:
+    from referee.vision.render_training import RECIPES, BalancedBatches
+
+    plain = [Sample(_die_image(), square_quad((60.0, 60.0), 56.0), k, "plain") for k in range(6)]
+    hard = [Sample(_die_image(), square_quad((60.0, 60.0), 56.0), 1, "hard")]
+    recipe = dataclasses.replace(RECIPES["penta"], p_hard=0.3)
+    batches = BalancedBatches(plain, recipe, np.random.default_rng(3), hard)
+    assert 90 < [batches.sample().group for _ in range(400)].count("hard") < 150
+    # Without hard examples no draw is spent on them: the stream is the recipe's as before.
+    a = BalancedBatches(plain, recipe, np.random.default_rng(4))
+    b = BalancedBatches(plain, RECIPES["penta"], np.random.default_rng(4))
+    assert [id(a.sample()) for _ in range(50)] == [id(b.sample()) for _ in range(50)]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+def test_penta_training_crops_are_ones_the_committed_model_reads() -> None:
+    """The penta recipe's augmented crops stay crops of real pieces: the committed model
+    reads them as it reads the run time's (with mirror flips, as the dice recipe has, it read
+    a third of them wrong: a mirrored piece's signs trade corners)."""
+    from referee.renders import render_squares
+    from referee.vision.classifier import Classifier
+    from referee.vision.render_training import RECIPES
+
+    recipe = RECIPES["penta"]
+    assert recipe.augment.p_flip == recipe.augment_mild.p_flip == 0.0
+    pieces = [s for seed in range(6) for s in render_squares("penta", seed, hands=0.0)
+              .samples["penta"] if s.label != 0]
+    rng = np.random.default_rng(5)
+    crops = np.stack([augmented_crop(s, recipe.spec, rng, recipe.augment_mild) for s in pieces])
+    read = Classifier.load("penta").predict(crops).argmax(axis=1)
+    assert (read == [s.label for s in pieces]).mean() > 0.9  # 97% (66 of 68); mirrored: 65%
