@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -226,7 +227,27 @@ def train_from_renders(
         result = train_render_model(name, crops, out_dir, recipe=recipe, hard=hard,
                                     command=" ".join(parts), progress=progress)
         progress(f"wrote {result.onnx_path} ({result.onnx_path.stat().st_size // 1024} KiB)")
+    if only:
+        complete_set(pieces, out_dir, progress)
     return record_held_out(pieces, out_dir, eval_frames, progress).card
+
+
+def complete_set(pieces: str, out_dir: Path, progress: Callable[[str], None] = print) -> None:
+    """Copy into `out_dir` the set's models it lacks from the models folder: one model of a
+    set trained into a folder of its own (`--only`) is measured, and later used, beside the
+    committed others."""
+    from referee.vision.render_eval import models_of
+
+    home = default_models_dir()
+    for name in models_of(pieces):
+        for suffix in (".onnx", ".json"):
+            source, target = home / f"{name}{suffix}", out_dir / f"{name}{suffix}"
+            if target.exists():
+                continue
+            if not source.exists():
+                raise ModelError(f"{target} is missing, and so is {source} to copy")
+            shutil.copy2(source, target)
+            progress(f"copied {source} into {out_dir} (the set is measured whole)")
 
 
 def record_held_out(pieces: str, out_dir: Path, frames: int,

@@ -207,3 +207,21 @@ def test_crop_folders_grow_by_the_frames_missing(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="cut as"):  # crops cut otherwise do not mix
         write_crop_folder(str(folder), range(2, 3), size=48, margin=0.3, pieces="zensu",
                           append=True)
+
+
+def test_one_model_trained_alone_is_measured_beside_the_committed_others(tmp_path: Path) -> None:
+    """`train --only tiles --out DIR` leaves DIR with tiles alone; the held-out measure reads
+    a tiles board with both models, so the committed tiles-seam is copied in (and a model
+    already there is kept)."""
+    from referee.vision.classifier import default_models_dir
+    from referee.vision.tasks import complete_set, render_classifiers
+
+    shutil.copy2(default_models_dir() / "tiles.onnx", tmp_path / "tiles.onnx")
+    shutil.copy2(default_models_dir() / "tiles.json", tmp_path / "tiles.json")
+    said: list[str] = []
+    complete_set("tiles", tmp_path, said.append)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "tiles-seam.json", "tiles-seam.onnx", "tiles.json", "tiles.onnx"]
+    assert len(said) == 2 and all("tiles-seam" in line for line in said)
+    loaded = render_classifiers("tiles", str(tmp_path / "tiles.onnx"))
+    assert loaded["tiles-seam"].path.parent == tmp_path
