@@ -207,7 +207,7 @@ def frame_crops(frame: LabelledFrame, specs: dict[str, CropSpec]) -> dict[str, N
     of the board for all squares (and seams) when the specs fit one canvas
     (`crops.board_canvas`), else a warp a crop (`crop_squares`)."""
     if frame.quads is None or frame.kept is None or not any(frame.samples.values()):
-        return {m: _sample_crops(frame.samples[m], spec) for m, spec in specs.items()}
+        return {m: sample_crops(frame.samples[m], spec) for m, spec in specs.items()}
     image, files, quads = frame.image, frame.truth.files, list(frame.quads)
     sides = {canvas_side(spec) for spec in specs.values()}
     fit = all(fits_canvas(spec, canvas_side(spec), seams=m == SEAM_MODEL)
@@ -229,7 +229,9 @@ def frame_crops(frame: LabelledFrame, specs: dict[str, CropSpec]) -> dict[str, N
     return out
 
 
-def _sample_crops(samples: tuple[Sample, ...], spec: CropSpec) -> NDArray[np.uint8]:
+def sample_crops(samples: tuple[Sample, ...], spec: CropSpec) -> NDArray[np.uint8]:
+    """The squares of one rendered frame, cut as the run time cuts them (none: an empty
+    batch)."""
     if not samples:
         return np.empty((0, spec.size, spec.size, 3), np.uint8)
     return crop_squares(samples[0].image, [s.quad for s in samples], spec)
@@ -359,8 +361,7 @@ def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, belo
             samples = _hard_candidates(pieces, seed, tilt)
             if not samples:
                 continue
-            crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
-            probabilities = classifier.predict(crops)
+            probabilities = classifier.predict(sample_crops(samples, classifier.card.crop))
             hard = tuple(s for s, p in zip(samples, probabilities, strict=True)
                          if p[s.label] < below or _lead_of(p, s.label) < lead_below)
             writer.add(seed, hard)
@@ -409,7 +410,7 @@ class _CropWriter:
         if not samples:
             return
         if crops is None:
-            crops = crop_squares(samples[0].image, [s.quad for s in samples], self.spec)
+            crops = sample_crops(samples, self.spec)
         for i, (crop, sample) in enumerate(zip(crops, samples, strict=True)):
             name = f"{seed:06d}-{i:03d}.png"
             cv2.imwrite(str(self.folder / name), crop)

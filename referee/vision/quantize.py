@@ -27,18 +27,19 @@ CALIBRATION_FRAMES = 30  # rendered frames (training seeds 0..) whose squares ca
 def calibration_crops(classifier: Classifier, frames: int = CALIBRATION_FRAMES) -> NDArray[np.uint8]:
     """Squares (or tiles' seams) of `frames` rendered training frames, cut for the model."""
     # the renderer: only when quantising
-    from referee.renders import dice_squares, frame_crops, model_pieces, render_squares
-    from referee.vision.crops import crop_squares
+    from referee.renders import (
+        dice_squares,
+        frame_crops,
+        model_pieces,
+        render_squares,
+        sample_crops,
+    )
 
     name = classifier.card.name
-    crops = []
     if name == "dice":  # rendered as the dice model trains and is measured (no RENDER_SETS entry)
-        for seed in range(frames):
-            samples = dice_squares(seed).samples
-            if samples:
-                crops.append(crop_squares(samples[0].image, [s.quad for s in samples],
-                                          classifier.card.crop))
-        return np.concatenate(crops)
+        return np.concatenate([sample_crops(dice_squares(seed).samples, classifier.card.crop)
+                               for seed in range(frames)])
+    crops = []
     for seed in range(frames):
         frame = render_squares(model_pieces(name), seed)
         if frame.samples[name]:
