@@ -212,18 +212,14 @@ def train_render_model(
     rng = seeded(recipe.seed, recipe.threads)
     folder = Path(crops_dir) / model
     margin = _folder_margin(folder)
-    samples = load_crop_folder(folder, recipe.labels, margin)
-    fit_groups, val_groups = split_groups(
-        (s.group for s in samples), fraction=recipe.val_fraction, seed=recipe.seed)
-    held = set(val_groups)
-    fit = [s for s in samples if s.group not in held]
-    val = [s for s in samples if s.group in held]
+    fit, val = _split_by_frame(load_crop_folder(folder, recipe.labels, margin), recipe)
+    fit_frames = len({s.group for s in fit})
     hard_fit, hard_val = _hard_split(hard, recipe)
     val_sets = np.array([0] * len(val) + [1] * len(hard_val), np.int64)  # plain, hard
     val += hard_val
     val_x = torch.from_numpy(normalise(fixed_crops(val, recipe.spec)))
     val_y = np.array([s.label for s in val])
-    say(f"{model}: training on {len(fit)} crops of {len(fit_groups)} frames and {len(hard_fit)} "
+    say(f"{model}: training on {len(fit)} crops of {fit_frames} frames and {len(hard_fit)} "
         f"hard crops; validating on {len(val)} crops ({len(hard_val)} hard)")
     batches = BalancedBatches(fit, recipe, rng, hard_fit)
     net = make_net(recipe)
@@ -243,7 +239,7 @@ def train_render_model(
         input_size=recipe.size, crop_margin=recipe.margin, channel_order="BGR", mean=MEAN,
         std=STD, sha256=sha256_of(onnx_path), onnx_file=onnx_path.name, input_name=INPUT_NAME,
         output="probabilities", seed=recipe.seed, piece_height=recipe.piece_height,
-        recipe=_recipe(recipe, folder, counts, len(fit_groups), best_step) | {
+        recipe=_recipe(recipe, folder, counts, fit_frames, best_step) | {
             "hard_folders": [str(f) for f in hard], "train_hard": len(hard_fit),
             "command": command or f"referee train --pieces {model_pieces(model)}"},
         metrics={"val_accuracy": round(best_accuracy, 4), "val_squares": len(val),
@@ -262,12 +258,17 @@ def _hard_split(folders: Sequence[str | Path], recipe: RenderRecipe
     """The hard examples of `folders`, split by frame into training and validation."""
     samples = [s for folder in folders
                for s in load_crop_folder(Path(folder), recipe.labels, _folder_margin(Path(folder)))]
-    if not samples:
-        return [], []
+    return _split_by_frame(samples, recipe) if samples else ([], [])
+
+
+def _split_by_frame(samples: list[Sample], recipe: RenderRecipe
+                    ) -> tuple[list[Sample], list[Sample]]:
+    """`samples` for training and for validation: a seeded `val_fraction` of their frames
+    (a frame's squares stay together, so validation sees frames it never trained on)."""
     _, val_groups = split_groups((s.group for s in samples), fraction=recipe.val_fraction,
                                  seed=recipe.seed)
     held = set(val_groups)
-    return ([s for s in samples if s.group not in held], [s for s in samples if s.group in held])
+    return [s for s in samples if s.group not in held], [s for s in samples if s.group in held]
 
 
 def _start_from(net: Any, recipe: RenderRecipe, calibration: BalancedBatches) -> None:
