@@ -442,7 +442,8 @@ def refine(frame: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
     resolution; the coarse grid stays when the fit fails or jumps."""
     outer = s.refine_outer_small if min(files, ranks) <= 3 else s.refine_outer
     fitted = fit_profiles(frame, h, files, ranks, s.refine_bands, outer=outer,
-                          max_pair=s.refine_max_pair or None, outer_shift=s.refine_outer_shift)
+                          max_pair=s.refine_max_pair or None, outer_shift=s.refine_outer_shift,
+                          ridges=s.refine_ridges)
     if fitted is None or _moved(h, fitted, files, ranks) > 0.5:
         return h
     return fitted

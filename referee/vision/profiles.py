@@ -33,6 +33,9 @@ PRIOR_WIDTH = 0.5   # sd of the prior around the predicted line, as a share of t
 OUTER_WEIGHT = 0.5  # weight of the outermost lines in the last (narrowest) band
 EARLY_OUTER_WEIGHT = 0.25  # ... in the wider bands before it
 SMALL_OUTER_WEIGHT = 0.5  # ... and in every band on 3x3 boards
+RIDGE_REACH = 0.12  # widest printed line (squares) whose two edges pair up, with a taper beyond
+RIDGE_CLEAR = 2.0   # inner lines are printed lines when their median ridge score passes this
+RIDGE_RATIO = 2.0   # ... and this many times the opposite polarity's
 
 
 @dataclass(frozen=True)
@@ -123,11 +126,95 @@ class Profiles:
 
 def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float, *,
             step: float = 0.01, smooth: float = 0.015,
-            windows: NDArray[np.int64] | None = None, max_pair: float | None = None) -> Profiles:
+            windows: NDArray[np.int64] | None = None, max_pair: float | None = None,
+            polarity: int = 0) -> Profiles:
     """Sample every segment's profile across +-band squares and find its peak; with
     `windows`, the peak of each window's segments' profiles together (one row per window);
     with `max_pair`, only edges about that far apart (squares) or closer pair up as a line
-    (see _paired)."""
+    (see _paired); with `polarity` -1 (+1), only a line darker (lighter) than both its
+    sides counts: a falling edge followed by a rising one (see _ridges)."""
+    offs, signed, seen = _sample(image, h, seg, band, step)
+    n = len(seen)
+    deriv = np.abs(signed).mean(axis=1)
+    if windows is not None:
+        deriv = deriv[windows].mean(axis=1)
+        seen = np.asarray(seen[windows].all(axis=1), dtype=np.bool_)
+        n = len(windows)
+    sm = _smoothed(deriv, smooth / step)
+    sm = sm - np.median(sm, axis=1, keepdims=True)
+    np.maximum(sm, 0, out=sm)
+    # Self-convolution peaks at twice the centre of symmetry: a printed line's two edges
+    # and a checker step's single edge both give their centre.
+    length = sm.shape[1]
+    # A printed line between a dark and a light square has one strong and one weak edge;
+    # unequal edges would make the self-convolution peak at the strong edge rather than at
+    # their centre, so edge heights are evened out (compressed) first.
+    top = np.maximum(sm.max(axis=1, keepdims=True), 1e-9)
+    even = (sm / top) ** EDGE_GAMMA
+    if polarity:
+        along_mean = signed.mean(axis=1)
+        conv = _ridges(_smoothed(along_mean if windows is None else along_mean[windows].mean(axis=1),
+                                 smooth / step), polarity, max(1, round((max_pair or RIDGE_REACH) / step)))
+    elif max_pair is None:
+        spec = np.fft.rfft(even, 2 * length, axis=1)
+        conv = np.fft.irfft(spec * spec, 2 * length, axis=1)[:, : 2 * length - 1]
+    else:
+        conv = _paired(even, max(1, round(max_pair / step)))
+    peak = np.argmax(conv * _prior(offs, band, step, conv.shape[1])[None, :], axis=1)
+    rows_i = np.arange(n)
+    left = conv[rows_i, np.maximum(peak - 1, 0)]
+    mid = conv[rows_i, peak]
+    right = conv[rows_i, np.minimum(peak + 1, conv.shape[1] - 1)]
+    denom = left - 2 * mid + right
+    safe = np.where(np.abs(denom) > 1e-9, denom, -1.0)
+    frac = np.clip(np.where(np.abs(denom) > 1e-9, 0.5 * (left - right) / safe, 0.0), -0.5, 0.5)
+    first = 0.5 * (offs[0] + offs[1])  # position of the first derivative sample
+    offset = first + (peak + frac) * step / 2
+    centre = np.clip(np.rint((offset - first) / step).astype(np.int64), 0, length - 1)
+    strength = sm[rows_i, centre] + 0.5 * sm.max(axis=1)
+    return Profiles(offset, np.where(seen, strength, np.nan))
+
+
+def line_polarity(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, band: float, *,
+                  along: int = 6, step: float = 0.01, smooth: float = 0.015) -> int:
+    """-1 when the inner grid lines are printed darker than both their sides, +1 when
+    lighter, 0 when they are steps between cells (a checker without lines) or unclear. The
+    outermost lines are left out: what lies beside them is the margin, not a cell."""
+    sub = grid_segments(files, ranks, along)
+    windows = line_windows(files, ranks, along)
+    inner = (sub.index > 0) & (sub.index < np.where(sub.on_x, files, ranks))
+    offs, signed, seen = _sample(image, h, sub, band, step)
+    clear = inner & seen[windows].all(axis=1)
+    rows = _smoothed(signed.mean(axis=1)[windows].mean(axis=1), smooth / step)[clear]
+    if len(rows) < 4:
+        return 0
+    reach = round(RIDGE_REACH / step)
+    prior = _prior(offs, band, step, 2 * rows.shape[1] - 1)[None, :]
+    dark, light = (float(np.median((_ridges(rows, pol, reach) * prior).max(axis=1))) for pol in (-1, 1))
+    if dark > RIDGE_CLEAR and dark > RIDGE_RATIO * light:
+        return -1
+    if light > RIDGE_CLEAR and light > RIDGE_RATIO * dark:
+        return 1
+    return 0
+
+
+def _prior(offs: FloatArray, band: float, step: float, size: int) -> FloatArray:
+    """The strongest symmetric structure is weighed by a Gaussian prior around the predicted
+    line (sd PRIOR_WIDTH x band): a die's edge or a border line may be stronger but lies
+    further off, while a start a little off the line still reaches it. (Taking the nearest
+    of the clear peaks instead makes every edge near the start a fixed point.) Index k of a
+    self-convolution pairs derivative samples i + j = k, i.e. the centre first + k * step / 2;
+    offset 0 is at k = -2 first / step (the middle)."""
+    centre_index = -(offs[0] + offs[1]) / step
+    far = (np.arange(size) - centre_index) * step / 2 / (PRIOR_WIDTH * band)
+    return np.asarray(np.exp(-0.5 * far ** 2))
+
+
+def _sample(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
+            step: float) -> tuple[FloatArray, FloatArray, NDArray[np.bool_]]:
+    """The offsets across every segment (+-band squares), the signed derivative of the
+    image across it at each of its `along` points (n, along, offsets - 1), summed over the
+    colour channels, and whether the segment lies in view."""
     n_off = 2 * int(np.ceil(band / step)) + 1
     offs = np.linspace(-band, band, n_off)
     # homogeneous image points are linear in the offset: H(b + o n) = H b + o H n
@@ -146,54 +233,37 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
                         borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
     if sampled.ndim == 3:
         sampled = sampled.sum(axis=2)
-    deriv = np.abs(np.diff(sampled, axis=1)).reshape(n, along, n_off - 1).mean(axis=1)
-    seen = inside.reshape(n, along * n_off).mean(axis=1) > 0.9
-    if windows is not None:
-        deriv = deriv[windows].mean(axis=1)
-        seen = seen[windows].all(axis=1)
-        n = len(windows)
-    sigma = smooth / step
+    signed = np.diff(sampled, axis=1).reshape(n, along, n_off - 1).astype(np.float64)
+    seen = np.asarray(inside.reshape(n, along * n_off).mean(axis=1) > 0.9, dtype=np.bool_)
+    return offs, signed, seen
+
+
+def _smoothed(rows: FloatArray, sigma: float) -> FloatArray:
+    """Each row convolved with a Gaussian of `sigma` samples (edges repeated)."""
     taps = np.arange(-int(np.ceil(2 * sigma)), int(np.ceil(2 * sigma)) + 1)
     kernel = np.exp(-0.5 * (taps / sigma) ** 2)
     kernel /= kernel.sum()
-    padded = np.pad(deriv, ((0, 0), (len(taps) // 2, len(taps) // 2)), mode="edge")
-    sm = sum(kernel[k] * padded[:, k:k + deriv.shape[1]] for k in range(len(taps)))
-    sm = sm - np.median(sm, axis=1, keepdims=True)
-    np.maximum(sm, 0, out=sm)
-    # Self-convolution peaks at twice the centre of symmetry: a printed line's two edges
-    # and a checker step's single edge both give their centre.
-    length = sm.shape[1]
-    # A printed line between a dark and a light square has one strong and one weak edge;
-    # unequal edges would make the self-convolution peak at the strong edge rather than at
-    # their centre, so edge heights are evened out (compressed) first.
-    top = np.maximum(sm.max(axis=1, keepdims=True), 1e-9)
-    even = (sm / top) ** EDGE_GAMMA
-    if max_pair is None:
-        spec = np.fft.rfft(even, 2 * length, axis=1)
-        conv = np.fft.irfft(spec * spec, 2 * length, axis=1)[:, : 2 * length - 1]
-    else:
-        conv = _paired(even, max(1, round(max_pair / step)))
-    # The strongest symmetric structure, weighed by a Gaussian prior around the predicted
-    # line (sd PRIOR_WIDTH x band): a die's edge or a border line may be stronger but lies
-    # further off, while a start a little off the line still reaches it. (Taking the nearest
-    # of the clear peaks instead makes every edge near the start a fixed point.)
-    # conv index k pairs derivative samples i + j = k, i.e. the centre first + k * step / 2;
-    # offset 0 is at k = -2 first / step (the middle, length - 1)
-    centre_index = -(offs[0] + offs[1]) / step
-    far = (np.arange(conv.shape[1]) - centre_index) * step / 2 / (PRIOR_WIDTH * band)
-    peak = np.argmax(conv * np.exp(-0.5 * far ** 2)[None, :], axis=1)
-    rows_i = np.arange(n)
-    left = conv[rows_i, np.maximum(peak - 1, 0)]
-    mid = conv[rows_i, peak]
-    right = conv[rows_i, np.minimum(peak + 1, conv.shape[1] - 1)]
-    denom = left - 2 * mid + right
-    safe = np.where(np.abs(denom) > 1e-9, denom, -1.0)
-    frac = np.clip(np.where(np.abs(denom) > 1e-9, 0.5 * (left - right) / safe, 0.0), -0.5, 0.5)
-    first = 0.5 * (offs[0] + offs[1])  # position of the first derivative sample
-    offset = first + (peak + frac) * step / 2
-    centre = np.clip(np.rint((offset - first) / step).astype(np.int64), 0, length - 1)
-    strength = sm[rows_i, centre] + 0.5 * sm.max(axis=1)
-    return Profiles(offset, np.where(seen, strength, np.nan))
+    padded = np.pad(rows, ((0, 0), (len(taps) // 2, len(taps) // 2)), mode="edge")
+    return np.asarray(sum(kernel[k] * padded[:, k:k + rows.shape[1]] for k in range(len(taps))))
+
+
+def _ridges(signed: FloatArray, polarity: int, reach: int) -> FloatArray:
+    """Like the self-convolution, but only an edge into the line's tone followed by an edge
+    out of it pairs up (for a dark line, polarity -1: a fall, then a rise, within about
+    `reach` samples): out[:, i + j] sums first[i] second[j] over j > i. A light gap between
+    two dark lines (the outermost grid line and a border line beside it) is as symmetric as
+    a line, and the plain self-convolution takes either; this takes only the line."""
+    noise = np.median(np.abs(signed), axis=1, keepdims=True)
+    first = np.maximum(polarity * signed - noise, 0.0)
+    second = np.maximum(-polarity * signed - noise, 0.0)
+    top = np.maximum(np.maximum(first.max(axis=1, keepdims=True), second.max(axis=1, keepdims=True)), 1e-9)
+    first, second = (first / top) ** EDGE_GAMMA, (second / top) ** EDGE_GAMMA
+    n, length = signed.shape
+    out = np.zeros((n, 2 * length - 1))
+    for d in range(1, min(reach + 6, length - 1) + 1):
+        taper = float(np.exp(-0.5 * (max(0, d - reach) / 2.0) ** 2))
+        out[:, d + 2 * np.arange(length - d)] += taper * first[:, : length - d] * second[:, d:]
+    return out
 
 
 def _paired(even: FloatArray, reach: int) -> FloatArray:
@@ -218,7 +288,7 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
                  bands: tuple[float, ...], *, iterations: int = 2, along: int = 6,
                  step: float = 0.01, robust_rounds: int = 2, rigid: bool = False,
                  outer: tuple[float, ...] | None = None, max_pair: float | None = None,
-                 outer_shift: float = 0.0) -> FloatArray | None:
+                 outer_shift: float = 0.0, ridges: bool = False) -> FloatArray | None:
     """Refine `h` (board -> image) to the grid lines' profile peaks, band by band; `rigid`
     only shifts, turns and scales the board in its plane (see gridfit.solve_rigid)."""
     solve = solve_rigid if rigid else solve_lines
@@ -232,11 +302,13 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
     # outside them (found once a fit): they still say which way the grid's sides run.
     outermost = (sub.index == 0) | (sub.index == np.where(sub.on_x, files, ranks))
     small = min(files, ranks) <= 3
+    polarity = line_polarity(image, h, files, ranks, bands[0], along=along, step=step) if ridges else 0
     for b, band in enumerate(bands):
         outer_weight = (outer[b] if outer is not None else SMALL_OUTER_WEIGHT if small
                         else OUTER_WEIGHT if b == len(bands) - 1 else EARLY_OUTER_WEIGHT)
         for _ in range(iterations):
-            prof = measure(image, h, sub, band, step=step, windows=windows, max_pair=max_pair)
+            prof = measure(image, h, sub, band, step=step, windows=windows, max_pair=max_pair,
+                           polarity=polarity)
             strength = np.nan_to_num(prof.strength, nan=0.0)
             typical = float(np.median(strength[strength > 0])) if np.any(strength > 0) else 0.0
             good = strength > 0.3 * typical

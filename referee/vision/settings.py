@@ -45,6 +45,7 @@ class LocaliseSettings:
     refine_max_pair: float = 0.0
     refine_outer_shift: float = 0.3
     refine_margin: float = 0.6
+    refine_ridges: bool = True
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):

@@ -1,9 +1,11 @@
 """The sub-pixel line fit (profiles.py) on boards whose structure pulls a per-square fit off
 the line: coloured cells inset from thick printed lines (each line shows one strong edge
 towards a light cell and a faint one towards a dark cell) and a border line beside the grid.
-(Not yet held to this: a 3x3 board with such a border, whose two inner lines a family leave
-the outer lines to weigh in early, and 6x9 and 7x7 boards drawn this way at about 45 px a
-square, which end about 1% of the diagonal off; see benchmarks/localise_accuracy.md.)"""
+A 3x3 board with such a border is held to it only with the fit that pairs a line's two edges
+by polarity (`ridges`): its two inner lines a family leave the outer lines to weigh in early,
+and the light gap between the outer line and the border is as symmetric as a line. (Not yet
+held to this: 6x9 and 7x7 boards drawn this way at about 45 px a square, which end about 1%
+of the diagonal off; see benchmarks/localise_accuracy.md.)"""
 
 from __future__ import annotations
 
@@ -12,34 +14,35 @@ import numpy as np
 import pytest
 
 from referee.vision.pose import BoardPose, corner_error
-from referee.vision.profiles import fit_profiles
+from referee.vision.profiles import fit_profiles, line_polarity
 
 PX = 80  # texture pixels per square
 
 
-def inset_board(files: int, ranks: int) -> np.ndarray:
+def inset_board(files: int, ranks: int, *, ink: tuple[int, int, int] = (40, 70, 30),
+                inset_px: int = round(0.04 * PX)) -> np.ndarray:
     """Dark green lines 0.08 square wide; cells alternately dark red and cream, inset; a
-    thick border line 0.1 square outside the grid."""
+    thick border line 0.1 square outside the grid. `inset_px=0` and an ink like the paper:
+    a checker without lines."""
     margin = PX
     w, h = files * PX + 2 * margin, ranks * PX + 2 * margin
     tex = np.full((h, w, 3), (200, 225, 230), np.uint8)
     x0, y0 = margin, margin
     cv2.rectangle(tex, (x0 - 14, y0 - 14), (x0 + files * PX + 14, y0 + ranks * PX + 14), (40, 70, 30), 5)
-    ink, half = (40, 70, 30), round(0.04 * PX)
+    half = round(0.04 * PX)
     cv2.rectangle(tex, (x0 - half, y0 - half), (x0 + files * PX + half, y0 + ranks * PX + half), ink, -1)
-    inset = round(0.04 * PX)
     for f in range(files):
         for r in range(ranks):
             colour = (40, 40, 120) if (f + r) % 2 == 0 else (170, 205, 215)
-            cv2.rectangle(tex, (x0 + f * PX + inset, y0 + r * PX + inset),
-                          (x0 + (f + 1) * PX - inset - 1, y0 + (r + 1) * PX - inset - 1), colour, -1)
+            cv2.rectangle(tex, (x0 + f * PX + inset_px, y0 + r * PX + inset_px),
+                          (x0 + (f + 1) * PX - inset_px - 1, y0 + (r + 1) * PX - inset_px - 1), colour, -1)
     return tex
 
 
-def seen(files: int, ranks: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def seen(files: int, ranks: int, seed: int, tex: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The board photographed at a tilt: the frame and the true board -> image homography."""
     rng = np.random.default_rng(seed)
-    tex = inset_board(files, ranks)
+    tex = inset_board(files, ranks) if tex is None else tex
     board_to_tex = np.array([[PX, 0, PX - 0.5], [0, -PX, PX + ranks * PX - 0.5], [0, 0, 1.0]])
     corners = np.array([[0, 0], [files, 0], [files, ranks], [0, ranks]], np.float64)
     centre = np.array([640.0, 360.0])
@@ -67,3 +70,26 @@ def test_the_fit_finds_line_centres_not_the_strong_edges(files: int, ranks: int,
     assert fitted is not None
     found = BoardPose.from_homography(fitted, files, ranks)
     assert corner_error(found, truth.corners_array, any_orientation=False) < 0.003 * truth.diagonal
+
+
+def test_a_3x3_board_is_fitted_to_its_outer_line_not_to_the_border_beside_it() -> None:
+    frame, h_true = seen(3, 3, 3)
+    truth = BoardPose.from_homography(h_true, 3, 3)
+    # the grid drawn a twentieth of a square too large a side, as the coarse search may leave it
+    grow = np.array([[1.55 / 1.5, 0.0, -0.05], [0.0, 1.55 / 1.5, -0.05], [0.0, 0.0, 1.0]])
+    fitted = fit_profiles(frame, h_true @ grow, 3, 3, (0.15, 0.08, 0.04), outer=(1.0, 1.0, 1.0),
+                          outer_shift=0.3, ridges=True)
+    assert fitted is not None
+    found = BoardPose.from_homography(fitted, 3, 3)
+    assert corner_error(found, truth.corners_array, any_orientation=False) < 0.005 * truth.diagonal
+
+
+@pytest.mark.parametrize(("ink", "inset_px", "polarity"), [
+    ((40, 70, 30), round(0.04 * PX), -1),      # dark printed lines
+    ((245, 250, 250), round(0.04 * PX), 1),    # light lines (cells inset from a white ground)
+    ((200, 225, 230), 0, 0),                   # a checker without lines: steps, no ridges
+])
+def test_line_polarity_tells_printed_lines_from_steps(ink: tuple[int, int, int], inset_px: int,
+                                                      polarity: int) -> None:
+    frame, h_true = seen(5, 5, 4, inset_board(5, 5, ink=ink, inset_px=inset_px))
+    assert line_polarity(frame, h_true, 5, 5, 0.15) == polarity
