@@ -215,8 +215,11 @@ def _sample(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     """The offsets across every segment (+-band squares), the signed derivative of the
     image across it at each of its `along` points (n, along, offsets - 1), summed over the
     colour channels, and whether the segment lies in view."""
-    n_off = 2 * int(np.ceil(band / step)) + 1
-    offs = np.linspace(-band, band, n_off)
+    # samples exactly `step` apart (the peak's offset is read in steps), out to the band or
+    # just past it
+    reach = int(np.ceil(band / step - 1e-6))
+    n_off = 2 * reach + 1
+    offs = np.arange(-reach, reach + 1) * step
     # homogeneous image points are linear in the offset: H(b + o n) = H b + o H n
     at_base = seg.base @ h[:, :2].T + h[:, 2]                       # (n, along, 3)
     across = (seg.normal @ h[:, :2].T).astype(np.float32)            # (n, 3)

@@ -39,7 +39,7 @@ class LocaliseSettings:
     min_square_px: float = 8.0
     chamfer_candidates: int = 4
     chamfer_radii_px: tuple[float, ...] = (8.0, 5.0, 3.0, 2.0)
-    refine_bands: tuple[float, ...] = (0.15, 0.08, 0.04)
+    refine_bands: tuple[float, ...] = (0.15, 0.08, 0.06)
     refine_outer: tuple[float, ...] = (0.25, 0.25, 0.5)
     refine_outer_small: tuple[float, ...] = (1.0, 1.0, 1.0)
     refine_max_pair: float = 0.0
