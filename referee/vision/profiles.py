@@ -219,7 +219,7 @@ def _sample(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     # just past it
     reach = int(np.ceil(band / step - 1e-6))
     n_off = 2 * reach + 1
-    offs = np.arange(-reach, reach + 1) * step
+    offs = np.arange(-reach, reach + 1, dtype=np.float64) * step
     # homogeneous image points are linear in the offset: H(b + o n) = H b + o H n
     at_base = seg.base @ h[:, :2].T + h[:, 2]                       # (n, along, 3)
     across = (seg.normal @ h[:, :2].T).astype(np.float32)            # (n, 3)
