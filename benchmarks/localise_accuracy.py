@@ -175,6 +175,7 @@ def main() -> None:
           f"{1000 * finder_s / max(len(results), 1):.0f} ms a frame")
     print(table(rows))
     if args.results is not None:
+        args.results.parent.mkdir(parents=True, exist_ok=True)
         with args.results.open("w") as out:
             for i, (sample, err, note) in zip(indices, results, strict=True):
                 out.write(json.dumps({"i": i, "game": sample.game, "tilt": round(sample.tilt, 1),

@@ -458,6 +458,21 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     if files < 1 or ranks < 1:
         raise ValueError(f"a board needs at least one file and one rank, not {files}x{ranks}")
     s = settings or default_settings().localise
+    try:
+        return _find(frame_bgr, files, ranks, s)
+    except NoBoardError:
+        if not s.retry_canny_percentile:
+            raise
+        # Faint printed lines beside strong edges (dice, the board's own edge) can fall under
+        # an edge threshold set by the image's strongest edges: look once more, finer.
+        try:
+            return _find(frame_bgr, files, ranks, replace(s, canny_percentile=s.retry_canny_percentile))
+        except NoBoardError:
+            pass
+        raise
+
+
+def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
     grey = to_grey(frame_bgr)
     colour = frame_bgr if frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3 else grey
     work, scale = _work_copy(colour, s.work_width)

@@ -21,6 +21,7 @@ class LocaliseSettings:
     clahe_clip: float = 0.0
     canny_low_ratio: float = 0.5
     canny_percentile: float = 90.0
+    retry_canny_percentile: float = 80.0
     hough_votes: float = 0.10
     max_lines: int = 64
     nms_rho_px: float = 6.0
