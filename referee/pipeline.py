@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import cv2
@@ -46,6 +46,10 @@ class PipelineSettings:
     piece_height: float = 0.7  # height of a piece's top face, in squares (a die ~0.7)
     refind_every_s: float = 1.0  # how often to search for a board that is not in view
     no_board_after_s: float = 3.0  # tell the players after this long without a board
+    # A board profile's pose is only a guess, so tracking must confirm it more strictly:
+    # its lines must stand out from the half-way lines by this much (a guess off by half
+    # a square or more still finds lines, and the pieces' edges on its half-way lines)
+    hint_min_contrast: float = 0.37
     second_look: SecondLook = field(default_factory=SecondLook)  # at unsure squares
 
 
@@ -102,7 +106,8 @@ class BoardReader:
         at most once every `refind_every_s` since it costs far more, finds the board again.
         A board profile's pose is tried first, and kept only if tracking confirms it."""
         if self._found is None and self._hint is not None:
-            self._found = track(frame_bgr, self._hint, settings=self.vision.track)
+            strict = replace(self.vision.track, min_contrast=self.settings.hint_min_contrast)
+            self._found = track(frame_bgr, self._hint, settings=strict)
             if self._found is not None:
                 self._hint = None
                 return self.pose, True
