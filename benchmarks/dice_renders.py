@@ -7,7 +7,9 @@ measures the classifier, not the board finder. Squares a hand covers are left ou
 
 Run: PYTHONPATH=. python benchmarks/dice_renders.py [--model dice] [--frames 200]
 [--first-seed 500000] [--dump DIR] (DIR: each wrong square's crop as a PNG named
-seed-square-true-read-confidence, to look at)"""
+seed-square-true-read-confidence, to look at, and beside it the whole frame with the crop's
+quad in red and, for a die, its true top-face centre as a green dot; the centre's offset
+from the crop quad's centre, in square sides, is printed: 0 is centred, 0.5 on its edge)"""
 
 from __future__ import annotations
 
@@ -19,12 +21,47 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from referee.renders import dice_squares
+from referee.renders import RenderedSquares, dice_squares
 from referee.vision.classifier import Classifier
 from referee.vision.crops import CropSpec, crop_squares
 from referee.vision.training import write_card
 
 FIRST_SEED = 500_000
+
+
+def write_frame(path: Path, rendered: RenderedSquares, index: int) -> None:
+    """The whole frame of a wrong square: its crop quad (red) and, for a die, the true
+    top-face centre (green); print that centre's offset from the crop's centre."""
+    sample, truth = rendered.samples[index], rendered.truth
+    image = sample.image.copy()
+    cv2.polylines(image, [sample.quad.astype(np.int32).reshape(-1, 1, 2)], True, (0, 0, 255), 2)
+    name = square_name_of(rendered, index)
+    top = dict(truth.tops).get(name)
+    if top is not None:
+        cv2.circle(image, (round(top[0]), round(top[1])), 4, (0, 255, 0), -1)
+        u, v = top_offset(sample.quad, top)
+        print(f"{path.name}: {name}, top-face centre off the crop's centre by "
+              f"{u:+.2f} across, {v:+.2f} towards the camera (square sides)")
+    cv2.imwrite(str(path), image)
+
+
+def square_name_of(rendered: RenderedSquares, index: int) -> str:
+    """The square sample `index` shows (samples keep rules order, covered squares left out)."""
+    truth = rendered.truth
+    names = [f"{'abcdefghi'[i % truth.files]}{i // truth.files + 1}"
+             for i in range(truth.files * truth.ranks)]
+    covered = set(truth.occluded)
+    shown = [n for n in names if n not in covered]
+    return shown[index]
+
+
+def top_offset(quad: np.ndarray, point: tuple[float, float]) -> tuple[float, float]:
+    """Where `point` lies in `quad` (far-left, far-right, near-right, near-left) relative to
+    its centre, in quad sides: (across, towards the near edge)."""
+    to_unit = cv2.getPerspectiveTransform(
+        quad.astype(np.float32), np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32))
+    u, v = cv2.perspectiveTransform(np.array([[point]], np.float32), to_unit)[0, 0]
+    return float(u) - 0.5, float(v) - 0.5
 
 
 def main() -> None:
@@ -60,6 +97,7 @@ def main() -> None:
                         f"{classifier.labels[predicted[i]]}-{probabilities[i].max():.2f}.png")
                 wide = crop_squares(samples[0].image, [samples[i].quad], CropSpec(96, 0.5))[0]
                 cv2.imwrite(str(dump / name), np.hstack([cv2.resize(crops[i], (96, 96)), wide]))
+                write_frame(dump / f"{name[:-4]}-frame.png", rendered, int(i))
         squares += len(truth)
         wrong += len(misses)
         boards += 1
