@@ -460,7 +460,7 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     s = settings or default_settings().localise
     try:
         return _find(frame_bgr, files, ranks, s)
-    except NoBoardError:
+    except NoBoardError as first:
         if not s.retry_canny_percentile:
             raise
         # Faint printed lines beside strong edges (dice, the board's own edge) can fall under
@@ -468,8 +468,7 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
         try:
             return _find(frame_bgr, files, ranks, replace(s, canny_percentile=s.retry_canny_percentile))
         except NoBoardError:
-            pass
-        raise
+            raise first from None
 
 
 def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:

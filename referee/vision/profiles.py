@@ -8,7 +8,10 @@ where the cells on one side alternate dark and light), smoothed, and its edge he
 evened out. The centre of symmetry of what remains (the peak of its self-convolution) is
 where the line is: the centre of a printed line or the step between two checker squares
 (whose polarity alternates, which the absolute value ignores). Of the candidates, a
-Gaussian prior around the predicted line picks the strongest near it. Averaging along a
+Gaussian prior around the predicted line picks the strongest near it. Where the inner lines
+are printed lines (darker, or lighter, than both their sides: `line_polarity`), a line is
+instead a fall followed by a rise (or the reverse) and nothing else: the light gap between
+the outermost line and a border line beside it is symmetric too. Averaging along a
 line beats wood grain and noise; segments under a hand or a die show no clear peak and get
 no weight. The homography is then fitted to the found line points (gridfit.solve_lines)
 with Tukey's biweight, band by band (the last band must still hold a thick line's two
