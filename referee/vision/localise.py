@@ -497,7 +497,7 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
     if not scored:
         raise NoBoardError(f"no board: no {files}x{ranks} grid of lines in view")
     scored.sort(key=lambda sh: -sh[0])
-    best: tuple[float, FloatArray, Support] | None = None      # the best grid that passes
+    passing: list[tuple[float, FloatArray]] = []                 # the grids that pass
     closest: tuple[float, FloatArray, Support] | None = None   # the best of all (to say why not)
     tried: list[FloatArray] = []
     for _, h in scored[: s.chamfer_candidates]:
@@ -515,19 +515,35 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
             score = sup.score() if sup.visible >= 0.75 else -1.0
             if closest is None or score > closest[0]:
                 closest = (score, shifted, sup)
-            passes = sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None
-            if passes and (best is None or score > best[0]):
-                best = (score, shifted, sup)
-    if best is None:
+            if sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None:
+                passing.append((score, shifted))
+    if not passing:
         assert closest is not None
         why = closest[2].reason(s.min_support, s.min_contrast, s.max_outside_ratio)
         raise NoBoardError(f"no board: {why or 'no grid of that size'}")
-    _, h_work, sup = best
-    pose = BoardPose.from_homography(h_work, files, ranks)
-    if pose.square_size_px() < s.min_square_px:
+    passing.sort(key=lambda sh: -sh[0])
+    if BoardPose.from_homography(passing[0][1], files, ranks).square_size_px() < s.min_square_px:
         raise NoBoardError("no board: the grid's squares are too small to read")
-    h = _to_frame(h_work, scale)
-    return canonical(refine(colour, h, files, ranks, s), files, ranks)
+    return canonical(_first_confirmed(colour, [_to_frame(h, scale) for _, h in passing], files, ranks, s),
+                     files, ranks)
+
+
+def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: int, ranks: int,
+                     s: LocaliseSettings) -> FloatArray:
+    """The best grid by edge support (at the work size) that, refined, its full-resolution
+    line profiles confirm, trying the next best few in turn: at the work size a grid a
+    square off (onto a board's margin, its labels or its border) can score as well as the
+    true one, while at full resolution the lines it would continue into show. The best one
+    refined when none is confirmed."""
+    first: FloatArray | None = None
+    for h in grids[: s.confirm_candidates]:
+        fitted = refine(frame, h, files, ranks, s)
+        first = fitted if first is None else first
+        support = profile_support(frame, fitted, files, ranks)
+        if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None:
+            return fitted
+    assert first is not None
+    return first
 
 
 def _support(near: NearestEdges, h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> Support:

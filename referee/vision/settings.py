@@ -47,6 +47,7 @@ class LocaliseSettings:
     refine_outer_shift: float = 0.3
     refine_margin: float = 0.6
     refine_ridges: bool = True
+    confirm_candidates: int = 3
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):
