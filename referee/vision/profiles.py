@@ -135,34 +135,32 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     `windows`, the peak of each window's segments' profiles together (one row per window);
     with `max_pair`, only edges about that far apart (squares) or closer pair up as a line
     (see _paired); with `polarity` -1 (+1), only a line darker (lighter) than both its
-    sides counts: a falling edge followed by a rising one (see _ridges)."""
+    sides counts: a falling edge followed by a rising one (see _ridges; `max_pair` does not
+    apply)."""
     offs, signed, seen = _sample(image, h, seg, band, step)
-    n = len(seen)
-    deriv = np.abs(signed).mean(axis=1)
+    deriv = _by_window(np.abs(signed).mean(axis=1), windows)
     if windows is not None:
-        deriv = deriv[windows].mean(axis=1)
         seen = np.asarray(seen[windows].all(axis=1), dtype=np.bool_)
-        n = len(windows)
+    n = len(seen)
     sm = _smoothed(deriv, smooth / step)
     sm = sm - np.median(sm, axis=1, keepdims=True)
     np.maximum(sm, 0, out=sm)
     # Self-convolution peaks at twice the centre of symmetry: a printed line's two edges
     # and a checker step's single edge both give their centre.
     length = sm.shape[1]
-    # A printed line between a dark and a light square has one strong and one weak edge;
-    # unequal edges would make the self-convolution peak at the strong edge rather than at
-    # their centre, so edge heights are evened out (compressed) first.
-    top = np.maximum(sm.max(axis=1, keepdims=True), 1e-9)
-    even = (sm / top) ** EDGE_GAMMA
     if polarity:
-        along_mean = signed.mean(axis=1)
-        conv = _ridges(_smoothed(along_mean if windows is None else along_mean[windows].mean(axis=1),
-                                 smooth / step), polarity, max(1, round((max_pair or RIDGE_REACH) / step)))
-    elif max_pair is None:
-        spec = np.fft.rfft(even, 2 * length, axis=1)
-        conv = np.fft.irfft(spec * spec, 2 * length, axis=1)[:, : 2 * length - 1]
+        conv = _ridges(_smoothed(_by_window(signed.mean(axis=1), windows), smooth / step), polarity,
+                       round(RIDGE_REACH / step))
     else:
-        conv = _paired(even, max(1, round(max_pair / step)))
+        # A printed line between a dark and a light square has one strong and one weak edge;
+        # unequal edges would make the self-convolution peak at the strong edge rather than
+        # at their centre, so edge heights are evened out (compressed) first.
+        even = (sm / np.maximum(sm.max(axis=1, keepdims=True), 1e-9)) ** EDGE_GAMMA
+        if max_pair is None:
+            spec = np.fft.rfft(even, 2 * length, axis=1)
+            conv = np.fft.irfft(spec * spec, 2 * length, axis=1)[:, : 2 * length - 1]
+        else:
+            conv = _paired(even, max(1, round(max_pair / step)))
     peak = np.argmax(conv * _prior(offs, band, step, conv.shape[1])[None, :], axis=1)
     rows_i = np.arange(n)
     left = conv[rows_i, np.maximum(peak - 1, 0)]
@@ -188,7 +186,7 @@ def line_polarity(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: in
     inner = (sub.index > 0) & (sub.index < np.where(sub.on_x, files, ranks))
     offs, signed, seen = _sample(image, h, sub, band, step)
     clear = inner & seen[windows].all(axis=1)
-    rows = _smoothed(signed.mean(axis=1)[windows].mean(axis=1), smooth / step)[clear]
+    rows = _smoothed(_by_window(signed.mean(axis=1), windows), smooth / step)[clear]
     if len(rows) < 4:
         return 0
     reach = round(RIDGE_REACH / step)
@@ -242,6 +240,12 @@ def _sample(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     signed = np.diff(sampled, axis=1).reshape(n, along, n_off - 1).astype(np.float64)
     seen = np.asarray(inside.reshape(n, along * n_off).mean(axis=1) > 0.9, dtype=np.bool_)
     return offs, signed, seen
+
+
+def _by_window(rows: FloatArray, windows: NDArray[np.int64] | None) -> FloatArray:
+    """Each window's segments' rows averaged (one row per window); the rows as they are
+    without windows."""
+    return rows if windows is None else np.asarray(rows[windows].mean(axis=1))
 
 
 def _smoothed(rows: FloatArray, sigma: float) -> FloatArray:
