@@ -7,7 +7,8 @@ that fall on that lattice -> refit, pick the window of the wanted size -> score 
 map's distance transform: grid lines supported, half-way lines not, the grid lines'
 extensions one square outside not beyond what texture there gives (so a bigger board, the
 board's own edge or the table's edges do not pass) -> ICP pull onto the edges -> sub-pixel
-fit to the lines' profiles at full resolution (profiles.py).
+fit to the lines' profiles at full resolution (profiles.py), confirmed there; on 3x3 boards
+fitted from nudged starts too, keeping the fit whose inner lines meet its outer lines.
 
 track: the same profile fit started from the previous pose on a crop around the board, in
 whatever naming of the corners the caller uses; None when the board has moved too far, so
@@ -34,7 +35,7 @@ from referee.vision.gridfit import (
     normaliser,
 )
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
-from referee.vision.profiles import fit_profiles, profile_support
+from referee.vision.profiles import fit_profiles, line_ends, profile_support
 from referee.vision.settings import LocaliseSettings, TrackSettings, default_settings
 
 log = logging.getLogger(__name__)
@@ -524,8 +525,10 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
     passing.sort(key=lambda sh: -sh[0])
     if BoardPose.from_homography(passing[0][1], files, ranks).square_size_px() < s.min_square_px:
         raise NoBoardError("no board: the grid's squares are too small to read")
-    return canonical(_first_confirmed(colour, [_to_frame(h, scale) for _, h in passing], files, ranks, s),
-                     files, ranks)
+    grids = [_to_frame(h, scale) for _, h in passing]
+    if min(files, ranks) <= 3 and s.small_nudges:
+        return canonical(_best_reached(colour, grids, files, ranks, s), files, ranks)
+    return canonical(_first_confirmed(colour, grids, files, ranks, s), files, ranks)
 
 
 def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: int, ranks: int,
@@ -544,6 +547,44 @@ def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: i
             return fitted
     assert first is not None
     return first
+
+
+def _best_reached(frame: NDArray[np.uint8], grids: list[FloatArray], files: int, ranks: int,
+                  s: LocaliseSettings) -> FloatArray:
+    """On a 3x3 board the coarse grid can be 0.1-0.3 square off at a corner (turned or
+    sheared a little), and the fit started there locks an outermost line onto a border line
+    or a cell's own frame, while started nearer it finds the grid. So the best grid is fitted
+    from itself and from nudges of it (each family shifted, spaced and turned a little either
+    way), the next best grids from themselves, and the fit kept whose inner lines best meet
+    its outermost lines and stop there (`line_ends`); among those about as good, the one that
+    most starts reached."""
+    starts = [*_nudged(grids[0], files, ranks, s.small_nudges), *grids[1:s.confirm_candidates]]
+    fitted = [refine(frame, h, files, ranks, s) for h in starts]
+    ends = [line_ends(frame, h, files, ranks) for h in fitted]
+    good = [k for k, e in enumerate(ends) if e >= max(ends) - s.ends_slack]
+
+    def reached(k: int) -> int:
+        return sum(_moved(fitted[k], other, files, ranks) < s.same_fit_squares for other in fitted)
+
+    return fitted[max(good, key=lambda k: (reached(k), ends[k], -k))]
+
+
+def _nudged(h: FloatArray, files: int, ranks: int, nudges: tuple[float, ...]) -> list[FloatArray]:
+    """`h` and, for each family of lines on its own, `h` with them shifted by `nudges[0]`
+    squares, spaced `nudges[1]` wider or closer, and turned by `nudges[2]` (squares across
+    per square along), each either way."""
+    shift, spacing, turn = nudges
+    out = [h]
+    for axis, count, other in ((0, files, ranks), (1, ranks, files)):
+        for sign in (-1.0, 1.0):
+            moves = [np.eye(3) for _ in range(3)]
+            moves[0][axis, 2] = sign * shift
+            moves[1][axis, axis] += sign * spacing
+            moves[1][axis, 2] = -sign * spacing * count / 2   # about the board's middle
+            moves[2][axis, 1 - axis] = sign * turn
+            moves[2][axis, 2] = -sign * turn * other / 2
+            out += [h @ m for m in moves]
+    return out
 
 
 def _support(near: NearestEdges, h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> Support:

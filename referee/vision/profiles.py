@@ -89,6 +89,29 @@ def segments(files: int, ranks: int, along: int = 6, gap: float = 0.15) -> Segme
 
 
 @lru_cache(maxsize=64)
+def end_segments(files: int, ranks: int, near: float = 0.04, far: float = 0.22,
+                 along: int = 4) -> Segments:
+    """Short stretches of every inner grid line next to each outermost line it meets: from
+    `near` to `far` squares inside the grid (kind 0) and as far outside it (kind 2)."""
+    t = near + (np.arange(along) + 0.5) / along * (far - near)
+    base, normal, on_x, index, kind = [], [], [], [], []
+    for vertical, inner, end in ((True, files, ranks), (False, ranks, files)):
+        for i in range(1, inner):
+            for edge, inward in ((0.0, 1.0), (float(end), -1.0)):
+                for k, sign in ((0, inward), (2, -inward)):
+                    along_line = edge + sign * t
+                    fixed = np.full_like(along_line, float(i))
+                    base.append(np.column_stack([fixed, along_line] if vertical else [along_line, fixed]))
+                    normal.append([1.0, 0.0] if vertical else [0.0, 1.0])
+                    on_x.append(vertical)
+                    index.append(float(i))
+                    kind.append(k)
+    n = len(index)
+    return Segments(np.array(base), np.array(normal), np.array(on_x), np.array(index),
+                    np.array(kind, np.int8), np.full(n, -1, np.int8))
+
+
+@lru_cache(maxsize=64)
 def grid_segments(files: int, ranks: int, along: int = 6) -> Segments:
     seg = segments(files, ranks, along)
     grid = seg.kind == 0
@@ -431,3 +454,23 @@ def profile_support(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: 
 
     outside = max(frac((seg.kind == 2) & (seg.side == k)) for k in range(4))
     return ProfileSupport(frac(seg.kind == 0), frac(seg.kind == 1), outside)
+
+
+def line_ends(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,
+              band: float = 0.08, near: float = 0.03, strong: float = 0.5) -> float:
+    """How well the inner lines meet the outermost ones and stop there: the share of inner
+    lines seen just inside an outermost line less the share seen just beyond it (1 at best).
+    A grid fitted onto a border line beside the board's outermost line leaves a gap in which
+    no line meets it; one fitted onto a cell's own frame inside has the lines go on beyond
+    it. A line counts as seen as in `profile_support`."""
+    if min(files, ranks) < 2:
+        return 0.0
+    polarity = line_polarity(image, h, files, ranks, 0.15)
+    grid = measure(image, h, grid_segments(files, ranks), band, polarity=polarity)
+    typical = float(np.nanmedian(grid.strength)) if np.any(np.isfinite(grid.strength)) else 0.0
+    if not np.isfinite(typical) or typical <= 0:
+        return 0.0
+    seg = end_segments(files, ranks)
+    ends = measure(image, h, seg, band, polarity=polarity)
+    seen = (np.abs(ends.offset) < near) & (np.nan_to_num(ends.strength) > strong * typical)
+    return float(seen[seg.kind == 0].mean() - seen[seg.kind == 2].mean())

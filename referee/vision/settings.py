@@ -48,12 +48,18 @@ class LocaliseSettings:
     refine_margin: float = 0.6
     refine_ridges: bool = True
     confirm_candidates: int = 3
+    small_nudges: tuple[float, ...] = (0.18, 0.09, 0.075)  # shift, spacing, turn; () for none
+    ends_slack: float = 0.13
+    same_fit_squares: float = 0.03
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):
             if len(getattr(self, name)) != len(self.refine_bands):
                 raise VisionSettingsError(f"[localise] {name} needs one weight per refine band "
                                           f"({len(self.refine_bands)})")
+        if len(self.small_nudges) not in (0, 3):
+            raise VisionSettingsError("[localise] small_nudges needs three numbers (shift, spacing, "
+                                      "turn) or none")
 
 
 @dataclass(frozen=True)

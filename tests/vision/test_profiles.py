@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from referee.vision.pose import BoardPose, corner_error
-from referee.vision.profiles import fit_profiles, line_polarity
+from referee.vision.profiles import fit_profiles, line_ends, line_polarity
 
 PX = 80  # texture pixels per square
 
@@ -93,3 +93,20 @@ def test_line_polarity_tells_printed_lines_from_steps(ink: tuple[int, int, int],
                                                       polarity: int) -> None:
     frame, h_true = seen(5, 5, 4, inset_board(5, 5, ink=ink, inset_px=inset_px))
     assert line_polarity(frame, h_true, 5, 5, 0.15) == polarity
+
+
+def _about_the_middle(scale: float, files: int, ranks: int) -> np.ndarray:
+    """A board -> board map scaling the grid about its middle."""
+    return np.array([[scale, 0.0, files / 2 * (1 - scale)], [0.0, scale, ranks / 2 * (1 - scale)],
+                     [0.0, 0.0, 1.0]])
+
+
+def test_line_ends_tell_the_grid_from_one_on_its_border_or_inside_it() -> None:
+    frame, h_true = seen(3, 3, 3)
+    on_border = h_true @ _about_the_middle((3 + 2 * 0.175) / 3, 3, 3)  # outer lines on the border
+    inside = h_true @ _about_the_middle((3 - 2 * 0.12) / 3, 3, 3)      # ... a little inside the grid
+    true_ends = line_ends(frame, h_true, 3, 3)
+    assert true_ends >= 0.75
+    # the border has no lines meeting it; lines go on beyond an outer line inside the grid
+    assert line_ends(frame, on_border, 3, 3) < true_ends - 0.5
+    assert line_ends(frame, inside, 3, 3) < true_ends - 0.5
