@@ -1,7 +1,7 @@
 """Board localisation accuracy: corner error as a share of the board's diagonal, and how
 often no board is found, on rendered frames (referee.synth: every game, tilts 0-40 degrees,
-any turn, random looks, light and clutter, a hand reaching over the board in a third of the
-frames) or on the tests' own OpenCV drawings.
+any turn, random looks, light and clutter, a hand reaching over the board in a third of each
+game's frames) or on the tests' own OpenCV drawings.
 
     PYTHONPATH=. python benchmarks/localise_accuracy.py --frames 240 --distortion 1
     PYTHONPATH=. python benchmarks/localise_accuracy.py --frames 240 --distortion 0
@@ -48,13 +48,21 @@ class Sample:
         return float(max(np.linalg.norm(c[2] - c[0]), np.linalg.norm(c[3] - c[1])))
 
 
+def with_hand(i: int, games: int, legacy: bool) -> bool:
+    """Whether frame `i` gets a hand: in a third of each game's frames. (Until session 7 it
+    was every third frame, which with the six Rinne-family games in turn put a hand over
+    every Rinne and Tensei frame and over no other board: `legacy` renders those sets.)"""
+    return (i if legacy else i + i // games) % 3 == 0
+
+
 def rendered(count: int, seed: int, distortion: float, games: tuple[str, ...],
-             cache: Path | None) -> Iterator[Sample]:
+             cache: Path | None, legacy_hands: bool = False) -> Iterator[Sample]:
     """Rendered frames; with `cache`, each frame and its truth are kept there (PNG + JSON) and
     read back on later runs, so that a run times the finder, not the renderer."""
     from benchmarks.rendered import render
 
-    folder = None if cache is None else cache / f"rendered-{seed}-{distortion:g}"
+    name = f"rendered-{seed}-{distortion:g}" + ("" if legacy_hands else "-hands")
+    folder = None if cache is None else cache / name
     for i in range(count):
         game = games[i % len(games)]
         stem = None if folder is None else folder / f"{i:04d}-{game}"
@@ -64,7 +72,7 @@ def rendered(count: int, seed: int, distortion: float, games: tuple[str, ...],
             yield Sample(frame, np.array(meta["corners"], dtype=np.float64), meta["files"], meta["ranks"],
                          game, meta["tilt"], meta["hand"])
             continue
-        r = render(seed + i, game, hand=i % 3 == 0, distortion=distortion)
+        r = render(seed + i, game, hand=with_hand(i, len(games), legacy_hands), distortion=distortion)
         if stem is not None:
             stem.parent.mkdir(parents=True, exist_ok=True)
             cv2.imwrite(str(stem.with_suffix(".png")), r.frame)
@@ -131,11 +139,14 @@ def main() -> None:
     parser.add_argument("--failures", type=Path, default=None,
                         help="write an overlay of every frame not within 1%% here")
     parser.add_argument("--results", type=Path, default=None, help="per-frame results (JSON lines)")
+    parser.add_argument("--legacy-hands", action="store_true",
+                        help="a hand over every third frame, as until session 7 (with the six games "
+                        "in turn: over every Rinne and Tensei frame, no other)")
     parser.add_argument("--only", default="", help="comma-separated frame numbers to run (a quick look)")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     games = tuple(g.strip() for g in args.games.split(",") if g.strip())
-    samples = (rendered(args.frames, args.seed, args.distortion, games, args.cache)
+    samples = (rendered(args.frames, args.seed, args.distortion, games, args.cache, args.legacy_hands)
                if args.source == "rendered" else drawn(args.frames, args.seed))
     results: list[tuple[Sample, float | None, str]] = []
     kept: list[tuple[float, int, NDArray[np.uint8]]] = []
