@@ -8,6 +8,11 @@ so this measures the classifier, not the board finder. A board is read without e
 every square (and, for tiles, every seam) is read right. The crops are cut as the run time
 cuts a board (`renders.frame_crops`: tiles' squares and seams from one warp of the board);
 a model's "crop + classify" time shares that cut by its number of crops.
+
+That is the first look. With `look`, the squares are also read exactly as the referee reads
+them (`second_look.read_squares`, which `pipeline.BoardReader.read` calls: unsure squares
+are looked at again), and reported beside it. The pipeline reads no seams, so tiles' seams
+count with their one look in both.
 """
 
 from __future__ import annotations
@@ -16,16 +21,19 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from referee.errors import ModelError
 from referee.renders import (
     HELD_OUT_FIRST_SEED,
     HELD_OUT_STYLE,
     SEAM_MODEL,
+    LabelledFrame,
     frame_crops,
     render_squares,
 )
 from referee.vision.classifier import Classifier
+from referee.vision.second_look import SecondLook, read_squares
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,10 @@ class RenderReport:
     style: str
     models: tuple[ModelReport, ...]
     boards_without_error: int  # every model right on every crop of the frame
+    # With a second look: the piece set's own model as the referee reads it, and the boards
+    # read without error that way (tiles: with the seams' one look).
+    looked: ModelReport | None = None
+    boards_looked: int = 0
 
     @property
     def board_share(self) -> float:
@@ -70,10 +82,11 @@ class RenderReport:
 
 
 def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames: int,
-                     first_seed: int = HELD_OUT_FIRST_SEED, style: str = HELD_OUT_STYLE
-                     ) -> RenderReport:
+                     first_seed: int = HELD_OUT_FIRST_SEED, style: str = HELD_OUT_STYLE,
+                     look: SecondLook | None = None) -> RenderReport:
     """Read `frames` held-out renders of `pieces` with `classifiers` (model name ->
-    classifier: the piece set's own, and for tiles also `tiles-seam`)."""
+    classifier: the piece set's own, and for tiles also `tiles-seam`); with `look`, also the
+    piece set's squares as the referee reads them (after that second look)."""
     if frames < 1:
         raise ModelError("frames must be 1 or more")
     names = list(classifiers)
@@ -81,9 +94,13 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
     perfect = dict.fromkeys(names, 0)
     seconds = dict.fromkeys(names, 0.0)
     whole = 0
+    main = classifiers[pieces] if look is not None else None
+    looked = None if main is None else np.zeros((len(main.labels),) * 2, np.int64)
+    looked_perfect = looked_whole = 0
+    looked_seconds = 0.0
     for seed in range(first_seed, first_seed + frames):
         frame = render_squares(pieces, seed, hands=0.0, style=style)
-        right = True
+        right = others_right = True
         started = time.perf_counter()
         # All models' crops at once, as the run time cuts a board (one warp where they fit).
         cut = frame_crops(frame, {m: c.card.crop for m, c in classifiers.items()})
@@ -99,7 +116,17 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
             ok = bool(np.all(predicted == truth))
             perfect[model] += ok
             right &= ok
+            others_right &= ok or model == pieces
         whole += right
+        if main is not None and looked is not None and look is not None:
+            started = time.perf_counter()
+            read = _as_the_referee_reads(frame, pieces, main, look)
+            looked_seconds += time.perf_counter() - started
+            truth = np.array([s.label for s in frame.samples[pieces]])
+            np.add.at(looked, (truth, read), 1)
+            ok = bool(np.all(read == truth))
+            looked_perfect += ok
+            looked_whole += ok and others_right
     reports = []
     for model, classifier in classifiers.items():
         count = int(confusion[model].sum())
@@ -108,7 +135,26 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
             confusion=tuple(tuple(int(v) for v in row) for row in confusion[model]),
             boards_without_error=perfect[model],
             ms_per_crop=1000 * seconds[model] / max(count, 1)))
-    return RenderReport(pieces, frames, first_seed, style, tuple(reports), whole)
+    looked_report = None
+    if main is not None and looked is not None:
+        looked_report = ModelReport(
+            model=pieces, sha256=main.card.sha256, labels=main.labels,
+            confusion=tuple(tuple(int(v) for v in row) for row in looked),
+            boards_without_error=looked_perfect,
+            ms_per_crop=1000 * looked_seconds / max(int(looked.sum()), 1))
+    return RenderReport(pieces, frames, first_seed, style, tuple(reports), whole,
+                        looked_report, looked_whole)
+
+
+def _as_the_referee_reads(frame: LabelledFrame, pieces: str, classifier: Classifier,
+                          look: SecondLook) -> NDArray[np.int64]:
+    """The label read for each of the frame's samples of the piece set's own model, read
+    as the pipeline reads a board: all squares at once, then a second look."""
+    if frame.quads is None or frame.kept is None:
+        raise ModelError("a second look needs the frame's square quads")
+    _, probabilities = read_squares(classifier, frame.image, frame.quads, frame.truth.files,
+                                    look)
+    return np.asarray(probabilities[list(frame.kept[pieces])].argmax(axis=1), np.int64)
 
 
 def models_of(pieces: str) -> tuple[str, ...]:
@@ -133,12 +179,36 @@ def format_render_report(report: RenderReport) -> str:
             f"({model.wrong}/{model.crops}); boards without its error "
             f"{model.boards_without_error}/{report.frames}; crop + classify "
             f"{model.ms_per_crop:.3f} ms a crop")
+    if report.looked is not None:
+        lines += ["", *_looks_table(report, report.looked)]
     for model in report.models:
-        lines += ["", f"Confusion matrix of `{model.model}` (rows: true label, columns: read):",
-                  "", "| true \\ read | " + " | ".join(model.labels) + " | total |",
-                  "|" + " --- |" * (len(model.labels) + 2)]
-        for label, row in zip(model.labels, model.confusion, strict=True):
-            if sum(row):
-                lines.append(f"| **{label}** | " + " | ".join(str(v) for v in row)
-                             + f" | {sum(row)} |")
+        lines += ["", *_confusion(model, "")]
+    if report.looked is not None:
+        lines += ["", *_confusion(report.looked, ", as the referee reads it (second look)")]
     return "\n".join(lines)
+
+
+def _looks_table(report: RenderReport, looked: ModelReport) -> list[str]:
+    """The first look beside the referee's read (second look), squares and boards."""
+    first = next(m for m in report.models if m.model == looked.model)
+    frames = report.frames
+    rows = [("first look", first, report.boards_without_error),
+            ("as the referee reads (second look)", looked, report.boards_looked)]
+    lines = [f"| `{looked.model}` read | squares wrong | boards without its error | "
+             "boards without error (all models) |", "| --- | ---: | ---: | ---: |"]
+    for name, model, boards in rows:
+        lines.append(f"| {name} | {model.wrong}/{model.crops} "
+                     f"({model.wrong / max(model.crops, 1):.3%}) | "
+                     f"{model.boards_without_error}/{frames} | {boards}/{frames} |")
+    return lines
+
+
+def _confusion(model: ModelReport, how: str) -> list[str]:
+    lines = [f"Confusion matrix of `{model.model}`{how} (rows: true label, columns: read):",
+             "", "| true \\ read | " + " | ".join(model.labels) + " | total |",
+             "|" + " --- |" * (len(model.labels) + 2)]
+    for label, row in zip(model.labels, model.confusion, strict=True):
+        if sum(row):
+            lines.append(f"| **{label}** | " + " | ".join(str(v) for v in row)
+                         + f" | {sum(row)} |")
+    return lines

@@ -225,3 +225,24 @@ def test_one_model_trained_alone_is_measured_beside_the_committed_others(tmp_pat
     assert len(said) == 2 and all("tiles-seam" in line for line in said)
     loaded = render_classifiers("tiles", str(tmp_path / "tiles.onnx"))
     assert loaded["tiles-seam"].path.parent == tmp_path
+
+
+def test_the_held_out_measure_reads_squares_as_the_referee_does() -> None:
+    """`evaluate_renders(look=...)` reads the squares through the pipeline's own path
+    (`second_look.read_squares`): with no square looked at again it reads exactly what the
+    first look reads (the pipeline's crops are the benchmark's), and a second look changes
+    only squares in doubt, never the seams' count."""
+    from referee.vision.render_eval import evaluate_renders, format_render_report
+    from referee.vision.second_look import SecondLook
+    from referee.vision.tasks import render_classifiers
+
+    classifiers = render_classifiers("tiles")
+    none_again = evaluate_renders("tiles", classifiers, frames=2, look=SecondLook(below=0.0))
+    first = next(m for m in none_again.models if m.model == "tiles")
+    assert none_again.looked is not None and none_again.looked.confusion == first.confusion
+    assert none_again.boards_looked == none_again.boards_without_error
+    looked = evaluate_renders("tiles", classifiers, frames=2, look=SecondLook())
+    assert looked.looked is not None and looked.looked.crops == first.crops == 2 * 49
+    assert looked.boards_looked <= looked.looked.boards_without_error <= 2
+    assert "as the referee reads (second look)" in format_render_report(looked)
+    assert evaluate_renders("tiles", classifiers, frames=1).looked is None
