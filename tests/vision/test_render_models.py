@@ -230,19 +230,51 @@ def test_one_model_trained_alone_is_measured_beside_the_committed_others(tmp_pat
 def test_the_held_out_measure_reads_squares_as_the_referee_does() -> None:
     """`evaluate_renders(look=...)` reads the squares through the pipeline's own path
     (`second_look.read_squares`): with no square looked at again it reads exactly what the
-    first look reads (the pipeline's crops are the benchmark's), and a second look changes
-    only squares in doubt, never the seams' count."""
-    from referee.vision.render_eval import evaluate_renders, format_render_report
+    first look reads (the pipeline's crops are the benchmark's); the seams are then read
+    given the squares, which only ever turns a seam apart."""
+    from referee.vision.render_eval import (
+        AS_THE_REFEREE_READS,
+        SEAMS_AS_READ,
+        evaluate_renders,
+        format_render_report,
+    )
     from referee.vision.second_look import SecondLook
     from referee.vision.tasks import render_classifiers
 
     classifiers = render_classifiers("tiles")
     none_again = evaluate_renders("tiles", classifiers, frames=2, look=SecondLook(below=0.0))
-    first = next(m for m in none_again.models if m.model == "tiles")
-    assert none_again.looked is not None and none_again.looked.confusion == first.confusion
-    assert none_again.boards_looked == none_again.boards_without_error
+    assert [look.name for look in none_again.looks] == [SEAMS_AS_READ, AS_THE_REFEREE_READS]
+    as_read, referee = none_again.looks
+    assert [m.confusion for m in as_read.models] == [m.confusion for m in none_again.models]
+    assert as_read.boards_without_error == none_again.boards_without_error
+    assert referee.models[0].confusion == none_again.models[0].confusion
+    seams = referee.models[1].confusion
+    assert seams[0][1] <= none_again.models[1].confusion[0][1]  # fewer apart read joined
+    assert seams[1][0] >= none_again.models[1].confusion[1][0]
     looked = evaluate_renders("tiles", classifiers, frames=2, look=SecondLook())
-    assert looked.looked is not None and looked.looked.crops == first.crops == 2 * 49
-    assert looked.boards_looked <= looked.looked.boards_without_error <= 2
-    assert "as the referee reads (second look)" in format_render_report(looked)
-    assert evaluate_renders("tiles", classifiers, frames=1).looked is None
+    assert looked.looks[-1].models[0].crops == 2 * 49
+    assert looked.looks[-1].boards_without_error <= looked.looks[-1].models[0].boards_without_error
+    assert AS_THE_REFEREE_READS in format_render_report(looked)
+    assert evaluate_renders("tiles", classifiers, frames=1).looks == ()
+
+
+def test_a_seam_joins_only_two_polyomino_squares() -> None:
+    """`seam_pairs` names the squares of `seam_quads`' seams, in its order; a seam is apart
+    for certain where either square is read as no polyomino's, and read as the model reads
+    it between two polyomino squares."""
+    from referee.vision.crops import seam_quads
+    from referee.vision.seams import seam_pairs, seams_given_squares
+
+    quads = np.array([[[f, -r], [f + 1, -r], [f + 1, 1 - r], [f, 1 - r]]
+                      for r in range(3) for f in range(2)], np.float64)
+    pairs = seam_pairs(2, 3)
+    assert [tuple(p) for p in pairs] == [(a, b) for a, b, _ in seam_quads(quads, 2, 3)]
+    reads = ["tile", "tile+gold", "monomino", "tile", "empty", "blocked"]
+    joined = np.tile([0.1, 0.9], (len(pairs), 1))
+    out = seams_given_squares(joined, ("apart", "joined"), reads, pairs)
+    both = [reads[a].startswith("tile") and reads[b].startswith("tile") for a, b in pairs]
+    assert [bool(v) for v in out.argmax(axis=1)] == both and any(both) and not all(both)
+    assert np.allclose(out[np.array(both)], joined[np.array(both)])
+    assert np.allclose(out[~np.array(both)], [1.0, 0.0])
+    with pytest.raises(ModelError):
+        seams_given_squares(joined, ("apart", "same"), reads, pairs)
