@@ -12,8 +12,10 @@ a model's "crop + classify" time shares that cut by its number of crops.
 That is the first look. With `look`, the frames are also read as the referee reads them
 and reported beside it: the squares exactly as `pipeline.BoardReader.read` reads them
 (`second_look.read_squares`: unsure squares are looked at again), tiles' seams given those
-squares' reads (`seams.seams_given_squares`: joined only between two polyomino squares), and
-in between, for tiles, the second look's squares with the seams as the seam model reads them.
+squares' reads (`seams.seams_given_squares`: joined no likelier than either square is a
+polyomino's), and in between, for tiles, the second look's squares with the seams as the seam
+model reads them. (The pipeline reads no Renaissance board yet: these are the functions it
+is to call.)
 """
 
 from __future__ import annotations
@@ -184,8 +186,7 @@ def _as_the_referee_reads(frame: LabelledFrame, pieces: str, classifiers: dict[s
         files, ranks = frame.truth.files, frame.truth.ranks
         kept = list(frame.kept[SEAM_MODEL])
         seams = seams_given_squares(first[SEAM_MODEL], classifiers[SEAM_MODEL].labels,
-                                    [main.labels[k] for k in squares.argmax(axis=1)],
-                                    seam_pairs(files, ranks)[kept])
+                                    squares, main.labels, seam_pairs(files, ranks)[kept])
         reads[SEAM_MODEL] = np.asarray(seams.argmax(axis=1), np.int64)
     return reads
 

@@ -4,9 +4,10 @@ The seam model reads a crop centred on the line between two neighbouring squares
 when both lie under one polyomino, else "apart". It sees half of each square and nothing
 of the squares' own reads, and it errs mostly by joining a polyomino to a bare square, a
 monomino to a monomino or a monomino to a polyomino beside it (`benchmarks/render_models.md`,
-"Session 7"), which the square model reads apart with ease. So a seam is read joined only
-where both its squares are read as a polyomino's square: a seam with a bare square, a
-monomino or the blocked centre on either side is apart by what the labels mean."""
+"Session 7"), which the square model tells apart with ease. A seam is joined only where both its
+squares are a polyomino's, so its probability of being joined is at most either square's
+probability of being a polyomino's (bare, a monomino or the blocked centre: apart by what
+the labels mean)."""
 
 from __future__ import annotations
 
@@ -35,18 +36,24 @@ def seam_pairs(files: int, ranks: int) -> NDArray[np.int64]:
 
 
 def seams_given_squares(seam_probabilities: NDArray[np.floating], seam_labels: Sequence[str],
-                        square_reads: Sequence[str], pairs: NDArray[np.int64]
+                        square_probabilities: NDArray[np.floating],
+                        square_labels: Sequence[str], pairs: NDArray[np.int64]
                         ) -> NDArray[np.float64]:
-    """`seam_probabilities` (one row a seam of `pairs`) given what the squares were read as
-    (`square_reads`, one label a square): certainly apart where either square is read as no
-    polyomino's square, unchanged elsewhere."""
+    """`seam_probabilities` (one row a seam of `pairs`) given the squares' probabilities (one
+    row a square, columns `square_labels`): a joined seam needs both squares to be a
+    polyomino's, so its probability is at most each square's probability of being one. A
+    seam beside a square read bare or as a monomino is then apart, and no surer of it than
+    the square is of its read."""
     if APART not in seam_labels or JOINED not in seam_labels:
         raise ModelError(f"seam labels {tuple(seam_labels)} lack {APART!r} or {JOINED!r}")
-    out = np.array(seam_probabilities, dtype=np.float64)
-    if len(out) != len(pairs):
-        raise ModelError(f"{len(out)} seam reads for {len(pairs)} seams")
-    polyomino = np.array([label.startswith(POLYOMINO_PREFIX) for label in square_reads])
-    impossible = ~(polyomino[pairs[:, 0]] & polyomino[pairs[:, 1]])
-    out[impossible] = 0.0
-    out[impossible, list(seam_labels).index(APART)] = 1.0
+    seams = np.asarray(seam_probabilities, dtype=np.float64)
+    if len(seams) != len(pairs):
+        raise ModelError(f"{len(seams)} seam reads for {len(pairs)} seams")
+    columns = [k for k, label in enumerate(square_labels) if label.startswith(POLYOMINO_PREFIX)]
+    polyomino = np.asarray(square_probabilities, np.float64)[:, columns].sum(axis=1)
+    apart, joined = list(seam_labels).index(APART), list(seam_labels).index(JOINED)
+    bound = np.minimum(polyomino[pairs[:, 0]], polyomino[pairs[:, 1]])
+    out = np.zeros_like(seams)
+    out[:, joined] = np.minimum(seams[:, joined] / seams.sum(axis=1).clip(1e-12), bound)
+    out[:, apart] = 1.0 - out[:, joined]
     return out

@@ -259,9 +259,9 @@ def test_the_held_out_measure_reads_squares_as_the_referee_does() -> None:
 
 
 def test_a_seam_joins_only_two_polyomino_squares() -> None:
-    """`seam_pairs` names the squares of `seam_quads`' seams, in its order; a seam is apart
-    for certain where either square is read as no polyomino's, and read as the model reads
-    it between two polyomino squares."""
+    """`seam_pairs` names the squares of `seam_quads`' seams, in its order; a seam is no
+    likelier joined than either of its squares is a polyomino's: apart beside a square read
+    bare or as a monomino, but no surer of it than that square is of its read."""
     from referee.vision.crops import seam_quads
     from referee.vision.seams import seam_pairs, seams_given_squares
 
@@ -269,12 +269,18 @@ def test_a_seam_joins_only_two_polyomino_squares() -> None:
                       for r in range(3) for f in range(2)], np.float64)
     pairs = seam_pairs(2, 3)
     assert [tuple(p) for p in pairs] == [(a, b) for a, b, _ in seam_quads(quads, 2, 3)]
-    reads = ["tile", "tile+gold", "monomino", "tile", "empty", "blocked"]
-    joined = np.tile([0.1, 0.9], (len(pairs), 1))
-    out = seams_given_squares(joined, ("apart", "joined"), reads, pairs)
-    both = [reads[a].startswith("tile") and reads[b].startswith("tile") for a, b in pairs]
-    assert [bool(v) for v in out.argmax(axis=1)] == both and any(both) and not all(both)
-    assert np.allclose(out[np.array(both)], joined[np.array(both)])
-    assert np.allclose(out[~np.array(both)], [1.0, 0.0])
+    labels = ("empty", "tile", "tile+gold", "monomino")
+    squares = np.array([[0.0, 1.0, 0.0, 0.0],  # a1: a polyomino's, surely
+                        [0.0, 0.3, 0.6, 0.1],  # b1: one, nine in ten
+                        [0.0, 0.0, 0.0, 1.0],  # a2: a monomino
+                        [0.6, 0.4, 0.0, 0.0],  # b2: bare, in doubt
+                        [0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
+    joined = np.tile([0.05, 0.95], (len(pairs), 1))
+    out = seams_given_squares(joined, ("apart", "joined"), squares, labels, pairs)
+    expected = {(0, 1): 0.9, (0, 2): 0.0, (1, 3): 0.4, (2, 3): 0.0, (2, 4): 0.0,
+                (3, 5): 0.4, (4, 5): 0.95}
+    assert {tuple(map(int, p)): round(float(o[1]), 6) for p, o in zip(pairs, out, strict=True)
+            } == expected
+    assert np.allclose(out.sum(axis=1), 1.0)
     with pytest.raises(ModelError):
-        seams_given_squares(joined, ("apart", "same"), reads, pairs)
+        seams_given_squares(joined, ("apart", "same"), squares, labels, pairs)
