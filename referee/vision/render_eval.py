@@ -94,6 +94,7 @@ class RenderReport:
 
 SEAMS_AS_READ = "second look, seams as read"
 AS_THE_REFEREE_READS = "as the referee reads (second look, seams given the squares)"
+AS_THE_REFEREE_READS_SQUARES = "as the referee reads (second look)"  # a set without seams
 
 
 class _Tally:
@@ -157,7 +158,7 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
             looked_seconds[pieces] = (looked_seconds.get(pieces, 0.0)
                                       + time.perf_counter() - started)
             for name, tally in looks.items():
-                tally.add(frame, reads if name == AS_THE_REFEREE_READS else
+                tally.add(frame, reads if name != SEAMS_AS_READ else
                           {**reads, SEAM_MODEL: probabilities[SEAM_MODEL].argmax(axis=1)})
     return RenderReport(pieces, frames, first_seed, style, first.reports(seconds), first.whole,
                         tuple(LookReport(name, tally.reports(looked_seconds), tally.whole)
@@ -168,7 +169,7 @@ def _look_names(classifiers: dict[str, Classifier], look: SecondLook | None) -> 
     if look is None:
         return []
     return [SEAMS_AS_READ, AS_THE_REFEREE_READS] if SEAM_MODEL in classifiers else [
-        AS_THE_REFEREE_READS]
+        AS_THE_REFEREE_READS_SQUARES]
 
 
 def _as_the_referee_reads(frame: LabelledFrame, pieces: str, classifiers: dict[str, Classifier],
