@@ -7,7 +7,8 @@ a 1280x720 frame and classifying the batch, for a 5x6 board (30 squares) and a 6
 `--tiles`: a Renaissance board instead (7x7: 49 squares and 84 seams, models `tiles` and
 `tiles-seam` from the same folder as --model, default models/tiles.onnx): its top-face
 quads from a board pose, cut one warp a crop (`crop_squares`) and from one warp of the board
-(`renders.frame_crops`' way: `crops.board_canvas`), and classified by both models.
+(`renders.frame_crops`' way: `crops.board_canvas`), and classified by both models, the
+seams then read given the squares (`seams.seams_given_squares`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from referee.vision.crops import (
     square_quad,
 )
 from referee.vision.pose import BoardPose
+from referee.vision.seams import seam_pairs, seams_given_squares
 from referee.vision.warp import top_face_quads
 
 
@@ -105,11 +107,14 @@ def tiles_speed(model: str, repeat: int) -> None:
         return canvas.squares(t_spec), canvas.seams(s_spec)
 
     squares, seam_crops = at_once()
+    square_probabilities, seam_probabilities = tiles.predict(squares), seam.predict(seam_crops)
+
+    pairs = seam_pairs(7, 7)
 
     def read() -> None:
         cut_squares, cut_seams = at_once()
-        tiles.predict(cut_squares)
-        seam.predict(cut_seams)
+        seams_given_squares(seam.predict(cut_seams), seam.labels, tiles.predict(cut_squares),
+                            tiles.labels, pairs)
 
     sizes = ", ".join(f"`{c.path.name}` {c.path.stat().st_size / 1024:.0f} KiB "
                       f"{c.card.crop.size}x{c.card.crop.size}" for c in (tiles, seam))
@@ -124,7 +129,10 @@ def tiles_speed(model: str, repeat: int) -> None:
              "(the two specs share no canvas: a warp a crop)", at_once),
             ("classify 49 squares (`tiles`)", lambda: tiles.predict(squares)),
             ("classify 84 seams (`tiles-seam`)", lambda: seam.predict(seam_crops)),
-            ("**full read: crop + classify both**", read)]
+            ("seams given the squares (`seams.seams_given_squares`)",
+             lambda: seams_given_squares(seam_probabilities, seam.labels, square_probabilities,
+                                         tiles.labels, pairs)),
+            ("**full read: crop + classify both + seams given the squares**", read)]
     for name, action in rows:
         median, best = best_ms(action, repeat)
         print(f"| {name} | {median:.2f} ({best:.2f}) | {cpu_ms(action, repeat):.2f} |")

@@ -11,8 +11,10 @@ Classification time: one board's crops (a 5x6, 6x9 or 7x7 board, plus tiles' 84 
 one batch through onnxruntime on one thread, best of 20 runs, divided by the crops.
 
 Run: PYTHONPATH=. nice -n 10 python benchmarks/render_models.py [--pieces penta] [--frames 200]
-[--model PATH] (PATH: another main model for the one piece set named, e.g. a candidate; tiles'
-seam model is read from beside it)
+[--model PATH] [--second-look] (PATH: another main model for the one piece set named, e.g. a
+candidate; tiles' seam model is read from beside it. --second-look: also read the squares
+exactly as the referee does, `second_look.read_squares` with the pipeline's default
+`PipelineSettings().second_look`, reported beside the first look)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 import cv2
 import numpy as np
 
+from referee.pipeline import PipelineSettings
 from referee.renders import render_squares
 from referee.vision.crops import crop_squares
 from referee.vision.render_eval import evaluate_renders, format_render_report
@@ -50,6 +53,8 @@ def main() -> None:
     parser.add_argument("--pieces", action="append", choices=("penta", "zensu", "tiles"))
     parser.add_argument("--frames", type=int, default=200)
     parser.add_argument("--model", help="a model file for the one piece set in --pieces")
+    parser.add_argument("--second-look", action="store_true",
+                        help="also read the squares as the referee does (with a second look)")
     args = parser.parse_args()
     if args.model and len(args.pieces or ()) != 1:
         parser.error("--model needs exactly one piece set in --pieces")
@@ -57,7 +62,8 @@ def main() -> None:
     for pieces in args.pieces or ("penta", "zensu", "tiles"):
         classifiers = render_classifiers(pieces, args.model)
         started = time.perf_counter()
-        report = evaluate_renders(pieces, classifiers, frames=args.frames)
+        look = PipelineSettings().second_look if args.second_look else None
+        report = evaluate_renders(pieces, classifiers, frames=args.frames, look=look)
         print(f"## {pieces}\n")
         print(format_render_report(report))
         print("\n| model | size (KiB) | classify ms a crop (one board's batch) |")

@@ -28,10 +28,10 @@ from referee.tracking.inference import PIECE_SETS, Verdict
 from referee.tracking.reading import Reading
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.vision.classifier import Classifier
-from referee.vision.crops import CropSpec, grid_crops
+from referee.vision.crops import CropSpec
 from referee.vision.localise import find_board, refit, track
 from referee.vision.pose import BoardPose
-from referee.vision.second_look import SecondLook, looked_again
+from referee.vision.second_look import SecondLook, read_squares
 from referee.vision.settings import VisionSettings, default_settings
 from referee.vision.warp import top_face_quads, view_outside_frame, warp_board
 
@@ -177,10 +177,8 @@ class BoardReader:
                                default_focal=self.vision.crops.default_focal,
                                camera_matrix=self.lens.camera_matrix)
         quads = quads.astype(np.float32)
-        # One warp of the board where the crop spec allows (crops.grid_crops), else one a square.
-        crops = grid_crops(frame_bgr, list(quads), pose.files, self.crop_spec)
-        probabilities = looked_again(self.classifier, frame_bgr, quads,
-                                     self.classifier.predict(crops), self.settings.second_look)
+        crops, probabilities = read_squares(self.classifier, frame_bgr, quads, pose.files,
+                                            self.settings.second_look)
         return Reading(self.classifier.labels, probabilities,
                        crop_colors(crops, self.crop_spec), frame_index, time_s)
 

@@ -342,16 +342,17 @@ def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, belo
     only the squares whose true label it gives less than `below` probability (wrong or
     unsure) or leads the runner-up by less than `lead_below` nats (in doubt: the pipeline
     holds a move up under 3). `pieces`: the piece set (default: the model card's name, dice
-    or a render-trained set). Crops `size` pixels (default: 64 for dice, else 80 as
-    `referee train` cuts them), in one folder with a `labels.csv` (no `<model>/` level: it
-    is passed to the trainer as it is). Returns the number of crops written."""
+    or a render-trained set; `tiles-seam`: tiles boards' seams). Crops `size` pixels
+    (default: 64 for dice, else 80 as `referee train` cuts them), in one folder with a
+    `labels.csv` (no `<model>/` level: it is passed to the trainer as it is). Returns the
+    number of crops written."""
     from referee.vision.classifier import Classifier
 
     classifier = Classifier.load(model)
     pieces = pieces or classifier.card.name
-    if pieces != "dice" and pieces not in RENDER_SETS:
-        raise ModelError(f"no hard examples for pieces {pieces!r}: dice or "
-                         f"{', '.join(RENDER_SETS)}")
+    if pieces != "dice" and model_pieces(pieces) not in RENDER_SETS:
+        raise ModelError(f"no hard examples for pieces {pieces!r}: dice, "
+                         f"{', '.join(RENDER_SETS)} or {SEAM_MODEL}")
     labels = DICE_LABELS if pieces == "dice" else model_labels(pieces)
     if classifier.card.labels != labels:
         raise ModelError(f"{model}: labels {classifier.card.labels} are not {pieces}'s")
@@ -372,7 +373,7 @@ def _hard_candidates(pieces: str, seed: int, tilt: tuple[float, float]) -> tuple
     """One rendered frame's labelled squares (hands in view, as in training)."""
     if pieces == "dice":
         return dice_squares(seed, tilt=tilt).samples
-    return render_squares(pieces, seed, tilt=tilt).samples[pieces]
+    return render_squares(model_pieces(pieces), seed, tilt=tilt).samples[pieces]
 
 
 def _lead_of(probabilities: NDArray[np.float32], label: int) -> float:

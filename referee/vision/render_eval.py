@@ -8,6 +8,14 @@ so this measures the classifier, not the board finder. A board is read without e
 every square (and, for tiles, every seam) is read right. The crops are cut as the run time
 cuts a board (`renders.frame_crops`: tiles' squares and seams from one warp of the board);
 a model's "crop + classify" time shares that cut by its number of crops.
+
+That is the first look. With `look`, the frames are also read as the referee reads them
+and reported beside it: the squares exactly as `pipeline.BoardReader.read` reads them
+(`second_look.read_squares`: unsure squares are looked at again), tiles' seams given those
+squares' reads (`seams.seams_given_squares`: joined no likelier than either square is a
+polyomino's), and in between, for tiles, the second look's squares with the seams as the seam
+model reads them. (The pipeline reads no Renaissance board yet: these are the functions it
+is to call.)
 """
 
 from __future__ import annotations
@@ -16,16 +24,20 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from referee.errors import ModelError
 from referee.renders import (
     HELD_OUT_FIRST_SEED,
     HELD_OUT_STYLE,
     SEAM_MODEL,
+    LabelledFrame,
     frame_crops,
     render_squares,
 )
 from referee.vision.classifier import Classifier
+from referee.vision.seams import seam_pairs, seams_given_squares
+from referee.vision.second_look import SecondLook, read_squares
 
 
 @dataclass(frozen=True)
@@ -56,59 +68,128 @@ class ModelReport:
 
 
 @dataclass(frozen=True)
+class LookReport:
+    """The models' reads of the same frames another way (`name`): each model's confusion,
+    and the boards read without error that way."""
+
+    name: str
+    models: tuple[ModelReport, ...]
+    boards_without_error: int
+
+
+@dataclass(frozen=True)
 class RenderReport:
     pieces: str
     frames: int
     first_seed: int
     style: str
-    models: tuple[ModelReport, ...]
+    models: tuple[ModelReport, ...]  # the first look
     boards_without_error: int  # every model right on every crop of the frame
+    looks: tuple[LookReport, ...] = ()  # with a second look: as the referee reads
 
     @property
     def board_share(self) -> float:
         return self.boards_without_error / self.frames if self.frames else 0.0
 
 
+SEAMS_AS_READ = "second look, seams as read"
+AS_THE_REFEREE_READS = "as the referee reads (second look, seams given the squares)"
+AS_THE_REFEREE_READS_SQUARES = "as the referee reads (second look)"  # a set without seams
+
+
+class _Tally:
+    """Confusion matrices and boards without error, for one way of reading."""
+
+    def __init__(self, classifiers: dict[str, Classifier]) -> None:
+        self.classifiers = classifiers
+        self.confusion = {m: np.zeros((len(c.labels),) * 2, np.int64)
+                          for m, c in classifiers.items()}
+        self.perfect = dict.fromkeys(classifiers, 0)
+        self.whole = 0
+
+    def add(self, frame: LabelledFrame, reads: dict[str, NDArray[np.int64]]) -> None:
+        right = True
+        for model, read in reads.items():
+            truth = np.array([s.label for s in frame.samples[model]], np.int64)
+            np.add.at(self.confusion[model], (truth, read), 1)
+            ok = bool(np.all(read == truth))
+            self.perfect[model] += ok
+            right &= ok
+        self.whole += right
+
+    def reports(self, seconds: dict[str, float]) -> tuple[ModelReport, ...]:
+        return tuple(ModelReport(
+            model=model, sha256=classifier.card.sha256, labels=classifier.labels,
+            confusion=tuple(tuple(int(v) for v in row) for row in self.confusion[model]),
+            boards_without_error=self.perfect[model],
+            ms_per_crop=1000 * seconds.get(model, 0.0) / max(int(self.confusion[model].sum()), 1))
+            for model, classifier in self.classifiers.items())
+
+
 def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames: int,
-                     first_seed: int = HELD_OUT_FIRST_SEED, style: str = HELD_OUT_STYLE
-                     ) -> RenderReport:
+                     first_seed: int = HELD_OUT_FIRST_SEED, style: str = HELD_OUT_STYLE,
+                     look: SecondLook | None = None) -> RenderReport:
     """Read `frames` held-out renders of `pieces` with `classifiers` (model name ->
-    classifier: the piece set's own, and for tiles also `tiles-seam`)."""
+    classifier: the piece set's own, and for tiles also `tiles-seam`); with `look`, also as
+    the referee reads them (the squares after that second look, tiles' seams given them)."""
     if frames < 1:
         raise ModelError("frames must be 1 or more")
-    names = list(classifiers)
-    confusion = {m: np.zeros((len(c.labels),) * 2, np.int64) for m, c in classifiers.items()}
-    perfect = dict.fromkeys(names, 0)
-    seconds = dict.fromkeys(names, 0.0)
-    whole = 0
+    first = _Tally(classifiers)
+    seconds = dict.fromkeys(classifiers, 0.0)
+    looks = {name: _Tally(classifiers) for name in _look_names(classifiers, look)}
+    looked_seconds: dict[str, float] = {}
     for seed in range(first_seed, first_seed + frames):
         frame = render_squares(pieces, seed, hands=0.0, style=style)
-        right = True
         started = time.perf_counter()
         # All models' crops at once, as the run time cuts a board (one warp where they fit).
         cut = frame_crops(frame, {m: c.card.crop for m, c in classifiers.items()})
         cutting = time.perf_counter() - started
         total = sum(len(c) for c in cut.values())
+        probabilities = {}
         for model, classifier in classifiers.items():
-            samples, crops = frame.samples[model], cut[model]
             started = time.perf_counter()
-            predicted = classifier.predict(crops).argmax(axis=1)
-            seconds[model] += time.perf_counter() - started + cutting * len(crops) / total
-            truth = np.array([s.label for s in samples])
-            np.add.at(confusion[model], (truth, predicted), 1)
-            ok = bool(np.all(predicted == truth))
-            perfect[model] += ok
-            right &= ok
-        whole += right
-    reports = []
-    for model, classifier in classifiers.items():
-        count = int(confusion[model].sum())
-        reports.append(ModelReport(
-            model=model, sha256=classifier.card.sha256, labels=classifier.labels,
-            confusion=tuple(tuple(int(v) for v in row) for row in confusion[model]),
-            boards_without_error=perfect[model],
-            ms_per_crop=1000 * seconds[model] / max(count, 1)))
-    return RenderReport(pieces, frames, first_seed, style, tuple(reports), whole)
+            probabilities[model] = classifier.predict(cut[model])
+            seconds[model] += (time.perf_counter() - started
+                               + cutting * len(cut[model]) / total)
+        first.add(frame, {m: p.argmax(axis=1) for m, p in probabilities.items()})
+        if look is not None:
+            started = time.perf_counter()
+            reads = _as_the_referee_reads(frame, pieces, classifiers, probabilities, look)
+            looked_seconds[pieces] = (looked_seconds.get(pieces, 0.0)
+                                      + time.perf_counter() - started)
+            for name, tally in looks.items():
+                tally.add(frame, reads if name != SEAMS_AS_READ else
+                          {**reads, SEAM_MODEL: probabilities[SEAM_MODEL].argmax(axis=1)})
+    return RenderReport(pieces, frames, first_seed, style, first.reports(seconds), first.whole,
+                        tuple(LookReport(name, tally.reports(looked_seconds), tally.whole)
+                              for name, tally in looks.items()))
+
+
+def _look_names(classifiers: dict[str, Classifier], look: SecondLook | None) -> list[str]:
+    if look is None:
+        return []
+    return [SEAMS_AS_READ, AS_THE_REFEREE_READS] if SEAM_MODEL in classifiers else [
+        AS_THE_REFEREE_READS_SQUARES]
+
+
+def _as_the_referee_reads(frame: LabelledFrame, pieces: str, classifiers: dict[str, Classifier],
+                          first: dict[str, NDArray[np.floating]], look: SecondLook
+                          ) -> dict[str, NDArray[np.int64]]:
+    """Each model's labels for the frame's samples, read as the pipeline reads a board: all
+    squares at once, then a second look (`second_look.read_squares`); tiles' seams (`first`:
+    the seam model's probabilities) then given the squares' reads (`seams.seams_given_squares`)."""
+    if frame.quads is None or frame.kept is None:
+        raise ModelError("a second look needs the frame's square quads")
+    main = classifiers[pieces]
+    _, squares = read_squares(main, frame.image, frame.quads, frame.truth.files, look)
+    reads = {pieces: np.asarray(squares[list(frame.kept[pieces])].argmax(axis=1), np.int64)}
+    if SEAM_MODEL in classifiers:
+        files, ranks = frame.truth.files, frame.truth.ranks
+        kept = list(frame.kept[SEAM_MODEL])
+        seams = seams_given_squares(first[SEAM_MODEL], classifiers[SEAM_MODEL].labels,
+                                    squares, main.labels, seam_pairs(files, ranks)[kept])
+        reads[SEAM_MODEL] = np.asarray(seams.argmax(axis=1), np.int64)
+    return reads
 
 
 def models_of(pieces: str) -> tuple[str, ...]:
@@ -133,12 +214,40 @@ def format_render_report(report: RenderReport) -> str:
             f"({model.wrong}/{model.crops}); boards without its error "
             f"{model.boards_without_error}/{report.frames}; crop + classify "
             f"{model.ms_per_crop:.3f} ms a crop")
+    if report.looks:
+        lines += ["", *_looks_table(report)]
     for model in report.models:
-        lines += ["", f"Confusion matrix of `{model.model}` (rows: true label, columns: read):",
-                  "", "| true \\ read | " + " | ".join(model.labels) + " | total |",
-                  "|" + " --- |" * (len(model.labels) + 2)]
-        for label, row in zip(model.labels, model.confusion, strict=True):
-            if sum(row):
-                lines.append(f"| **{label}** | " + " | ".join(str(v) for v in row)
-                             + f" | {sum(row)} |")
+        lines += ["", *_confusion(model, "")]
+    for look in report.looks[-1:]:
+        for model in look.models:
+            lines += ["", *_confusion(model, f", {look.name}")]
     return "\n".join(lines)
+
+
+def _looks_table(report: RenderReport) -> list[str]:
+    """The first look beside the other ways of reading: each model's crops wrong and boards
+    without its error, and the boards without error."""
+    names = [m.model for m in report.models]
+    lines = ["| read | " + " | ".join(f"`{m}` wrong | boards without its error"
+                                       for m in names) + " | boards without error |",
+             "| --- |" + " ---: | ---: |" * len(names) + " ---: |"]
+    frames = report.frames
+    rows = [LookReport("first look", report.models, report.boards_without_error),
+            *report.looks]
+    for look in rows:
+        cells = [f"{m.wrong}/{m.crops} ({m.wrong / max(m.crops, 1):.3%}) | "
+                 f"{m.boards_without_error}/{frames}" for m in look.models]
+        lines.append(f"| {look.name} | " + " | ".join(cells)
+                     + f" | **{look.boards_without_error}/{frames}** |")
+    return lines
+
+
+def _confusion(model: ModelReport, how: str) -> list[str]:
+    lines = [f"Confusion matrix of `{model.model}`{how} (rows: true label, columns: read):",
+             "", "| true \\ read | " + " | ".join(model.labels) + " | total |",
+             "|" + " --- |" * (len(model.labels) + 2)]
+    for label, row in zip(model.labels, model.confusion, strict=True):
+        if sum(row):
+            lines.append(f"| **{label}** | " + " | ".join(str(v) for v in row)
+                         + f" | {sum(row)} |")
+    return lines

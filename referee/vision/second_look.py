@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from referee.vision.classifier import Classifier
-from referee.vision.crops import ImageBGR, crop_squares
+from referee.vision.crops import ImageBGR, crop_squares, grid_crops
 
 _WAYS = ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0))
 
@@ -46,6 +46,15 @@ def looked_again(classifier: Classifier, frame_bgr: ImageBGR, quads: np.ndarray,
     mean = np.exp(np.mean(logs, axis=0))
     out[doubtful] = mean / mean.sum(axis=1, keepdims=True)
     return out
+
+
+def read_squares(classifier: Classifier, frame_bgr: ImageBGR, quads: np.ndarray, files: int,
+                 look: SecondLook) -> tuple[np.ndarray, np.ndarray]:
+    """A board's squares read as the referee reads them: the crops (one warp of the board
+    where the crop spec allows, `grid_crops`) and their probabilities after the second look.
+    `quads`: every square's top-face quad, rules order."""
+    crops = grid_crops(frame_bgr, list(quads), files, classifier.card.crop)
+    return crops, looked_again(classifier, frame_bgr, quads, classifier.predict(crops), look)
 
 
 def _moved(quads: np.ndarray, look: SecondLook) -> list[np.ndarray]:

@@ -225,3 +225,62 @@ def test_one_model_trained_alone_is_measured_beside_the_committed_others(tmp_pat
     assert len(said) == 2 and all("tiles-seam" in line for line in said)
     loaded = render_classifiers("tiles", str(tmp_path / "tiles.onnx"))
     assert loaded["tiles-seam"].path.parent == tmp_path
+
+
+def test_the_held_out_measure_reads_squares_as_the_referee_does() -> None:
+    """`evaluate_renders(look=...)` reads the squares through the pipeline's own path
+    (`second_look.read_squares`): with no square looked at again it reads exactly what the
+    first look reads (the pipeline's crops are the benchmark's); the seams are then read
+    given the squares, which only ever turns a seam apart."""
+    from referee.vision.render_eval import (
+        AS_THE_REFEREE_READS,
+        SEAMS_AS_READ,
+        evaluate_renders,
+        format_render_report,
+    )
+    from referee.vision.second_look import SecondLook
+    from referee.vision.tasks import render_classifiers
+
+    classifiers = render_classifiers("tiles")
+    none_again = evaluate_renders("tiles", classifiers, frames=2, look=SecondLook(below=0.0))
+    assert [look.name for look in none_again.looks] == [SEAMS_AS_READ, AS_THE_REFEREE_READS]
+    as_read, referee = none_again.looks
+    assert [m.confusion for m in as_read.models] == [m.confusion for m in none_again.models]
+    assert as_read.boards_without_error == none_again.boards_without_error
+    assert referee.models[0].confusion == none_again.models[0].confusion
+    seams = referee.models[1].confusion
+    assert seams[0][1] <= none_again.models[1].confusion[0][1]  # fewer apart read joined
+    assert seams[1][0] >= none_again.models[1].confusion[1][0]
+    looked = evaluate_renders("tiles", classifiers, frames=2, look=SecondLook())
+    assert looked.looks[-1].models[0].crops == 2 * 49
+    assert looked.looks[-1].boards_without_error <= looked.looks[-1].models[0].boards_without_error
+    assert AS_THE_REFEREE_READS in format_render_report(looked)
+    assert evaluate_renders("tiles", classifiers, frames=1).looks == ()
+
+
+def test_a_seam_joins_only_two_polyomino_squares() -> None:
+    """`seam_pairs` names the squares of `seam_quads`' seams, in its order; a seam is no
+    likelier joined than either of its squares is a polyomino's: apart beside a square read
+    bare or as a monomino, but no surer of it than that square is of its read."""
+    from referee.vision.crops import seam_quads
+    from referee.vision.seams import seam_pairs, seams_given_squares
+
+    quads = np.array([[[f, -r], [f + 1, -r], [f + 1, 1 - r], [f, 1 - r]]
+                      for r in range(3) for f in range(2)], np.float64)
+    pairs = seam_pairs(2, 3)
+    assert [tuple(p) for p in pairs] == [(a, b) for a, b, _ in seam_quads(quads, 2, 3)]
+    labels = ("empty", "tile", "tile+gold", "monomino")
+    squares = np.array([[0.0, 1.0, 0.0, 0.0],  # a1: a polyomino's, surely
+                        [0.0, 0.3, 0.6, 0.1],  # b1: one, nine in ten
+                        [0.0, 0.0, 0.0, 1.0],  # a2: a monomino
+                        [0.6, 0.4, 0.0, 0.0],  # b2: bare, in doubt
+                        [0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
+    joined = np.tile([0.05, 0.95], (len(pairs), 1))
+    out = seams_given_squares(joined, ("apart", "joined"), squares, labels, pairs)
+    expected = {(0, 1): 0.9, (0, 2): 0.0, (1, 3): 0.4, (2, 3): 0.0, (2, 4): 0.0,
+                (3, 5): 0.4, (4, 5): 0.95}
+    assert {tuple(map(int, p)): round(float(o[1]), 6) for p, o in zip(pairs, out, strict=True)
+            } == expected
+    assert np.allclose(out.sum(axis=1), 1.0)
+    with pytest.raises(ModelError):
+        seams_given_squares(joined, ("apart", "same"), squares, labels, pairs)
