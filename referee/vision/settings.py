@@ -50,6 +50,7 @@ class LocaliseSettings:
     confirm_candidates: int = 3
     small_nudges: tuple[float, ...] = (0.18, 0.09, 0.075)  # shift, spacing, turn; () for none
     ends_slack: float = 0.13
+    min_line_ends: float = 0.5
     same_fit_squares: float = 0.03
 
     def __post_init__(self) -> None:

@@ -108,3 +108,13 @@ def test_nudges_are_three_numbers_or_none(tmp_path) -> None:  # type: ignore[no-
     path.write_text("[localise]\nsmall_nudges = [0.1, 0.05]\n")
     with pytest.raises(VisionSettingsError):
         load_settings(path)
+
+
+# frame 6 of the 3x3 seeds 80000+: a hand over most of the board; the grid found without the
+# line-end check lies a third of the diagonal off, its inner lines meeting no outer line
+def test_a_3x3_grid_whose_lines_meet_no_outer_line_is_refused() -> None:
+    r = render(80006, "flipflop-3x3", hand=True, distortion=0.0)
+    with pytest.raises(NoBoardError, match="meet its outer lines"):
+        find_board(r.frame, 3, 3)
+    guessed = find_board(r.frame, 3, 3, settings=LocaliseSettings(min_line_ends=0.0))
+    assert corner_error(guessed, r.corners) > 0.1 * r.diagonal
