@@ -5,11 +5,17 @@ tables, dice colours, light and camera are drawn afresh; the crops are cut where
 pose puts each square's top face, exactly as the referee cuts them at run time, so this
 measures the classifier, not the board finder. Squares a hand covers are left out.
 
+With --second-look the squares are also read as the referee reads them: the pipeline's own
+second look (`PipelineSettings().second_look`, through `looked_again`, as `BoardReader.read`
+calls it) at the squares the first look is unsure of; both readings are counted, and --dump
+then writes the squares the second-look reading gets wrong.
+
 Run: PYTHONPATH=. python benchmarks/dice_renders.py [--model dice] [--frames 200]
-[--first-seed 500000] [--dump DIR] (DIR: each wrong square's crop as a PNG named
-seed-square-true-read-confidence, to look at, and beside it the whole frame with the crop's
-quad in red and, for a die, its true top-face centre as a green dot; the centre's offset
-from the crop quad's centre, in square sides, is printed: 0 is centred, 0.5 on its edge)"""
+[--first-seed 500000] [--second-look] [--dump DIR] (DIR: each wrong square's crop as a PNG
+named seed-square-true-read-confidence, to look at, and beside it the whole frame with the
+crop's quad in red and, for a die, its true top-face centre as a green dot; the centre's
+offset from the crop quad's centre, in square sides, is printed: 0 is centred, 0.5 on its
+edge)"""
 
 from __future__ import annotations
 
@@ -21,9 +27,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from referee.pipeline import PipelineSettings
 from referee.renders import RenderedSquares, dice_squares
 from referee.vision.classifier import Classifier
 from referee.vision.crops import CropSpec, crop_squares
+from referee.vision.second_look import lead, looked_again
 from referee.vision.training import write_card
 
 FIRST_SEED = 500_000
@@ -64,6 +72,49 @@ def top_offset(quad: np.ndarray, point: tuple[float, float]) -> tuple[float, flo
     return float(u) - 0.5, float(v) - 0.5
 
 
+@dataclasses.dataclass
+class Tally:
+    """One reading's figures over the boards: squares, wrong, boards, boards without error,
+    squares left in doubt (a lead under 3 nats), and what was confused with what."""
+
+    squares: int = 0
+    wrong: int = 0
+    boards: int = 0
+    perfect: int = 0
+    doubt: int = 0
+    confusions: Counter[tuple[str, str]] = dataclasses.field(default_factory=Counter)
+
+    def add(self, truth: np.ndarray, probabilities: np.ndarray, labels: tuple[str, ...]
+            ) -> np.ndarray:
+        """Count one board; return the indices of its wrong squares."""
+        predicted = probabilities.argmax(axis=1)
+        misses = np.flatnonzero(predicted != truth)
+        for i in misses:
+            self.confusions[(labels[truth[i]], labels[predicted[i]])] += 1
+        self.squares += len(truth)
+        self.wrong += len(misses)
+        self.boards += 1
+        self.perfect += not len(misses)
+        self.doubt += int((lead(probabilities) < 3.0).sum())
+        return misses
+
+    def row(self, name: str) -> str:
+        return (f"| {name} | {self.squares} | {self.wrong} | {100 * self.wrong / self.squares:.2f} "
+                f"| {self.doubt} | {self.boards} | {self.perfect} | "
+                f"{100 * self.perfect / self.boards:.1f} |")
+
+
+def dump_misses(dump: Path, rendered: RenderedSquares, seed: int, crops: np.ndarray,
+                probabilities: np.ndarray, misses: np.ndarray, labels: tuple[str, ...]) -> None:
+    samples = rendered.samples
+    for i in misses:
+        true, read = labels[samples[i].label], labels[int(probabilities[i].argmax())]
+        name = f"{seed}-{i:02d}-{true}-{read}-{probabilities[i].max():.2f}.png"
+        wide = crop_squares(samples[0].image, [samples[i].quad], CropSpec(96, 0.5))[0]
+        cv2.imwrite(str(dump / name), np.hstack([cv2.resize(crops[i], (96, 96)), wide]))
+        write_frame(dump / f"{name[:-4]}-frame.png", rendered, int(i))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default="dice")
@@ -71,6 +122,9 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=FIRST_SEED,
                         help="other seeds (e.g. 600000) for a development set apart from the "
                         "recorded benchmark")
+    parser.add_argument("--second-look", action="store_true",
+                        help="also read with the pipeline's second look at unsure squares, as "
+                        "the referee reads; --dump then writes that reading's wrong squares")
     parser.add_argument("--dump", help="folder for the crops of the wrong squares")
     parser.add_argument("--record", action="store_true",
                         help="write the figures into the model card's metrics.rendered_boards "
@@ -80,52 +134,68 @@ def main() -> None:
     if dump:
         dump.mkdir(parents=True, exist_ok=True)
     classifier = Classifier.load(args.model)
-    squares = wrong = boards = perfect = 0
-    confusions: Counter[tuple[str, str]] = Counter()
+    labels = tuple(classifier.labels)
+    look = PipelineSettings().second_look
+    first, second = Tally(), Tally()
     for seed in range(args.first_seed, args.first_seed + args.frames):
         rendered = dice_squares(seed, hands=0.0)
         samples = rendered.samples
-        crops = crop_squares(samples[0].image, [s.quad for s in samples], classifier.card.crop)
+        frame, quads = samples[0].image, np.array([s.quad for s in samples])
+        crops = crop_squares(frame, list(quads), classifier.card.crop)
         probabilities = classifier.predict(crops)
-        predicted = probabilities.argmax(axis=1)
         truth = np.array([s.label for s in samples])
-        misses = np.flatnonzero(predicted != truth)
-        for i in misses:
-            confusions[(classifier.labels[truth[i]], classifier.labels[predicted[i]])] += 1
-            if dump:
-                name = (f"{seed}-{i:02d}-{classifier.labels[truth[i]]}-"
-                        f"{classifier.labels[predicted[i]]}-{probabilities[i].max():.2f}.png")
-                wide = crop_squares(samples[0].image, [samples[i].quad], CropSpec(96, 0.5))[0]
-                cv2.imwrite(str(dump / name), np.hstack([cv2.resize(crops[i], (96, 96)), wide]))
-                write_frame(dump / f"{name[:-4]}-frame.png", rendered, int(i))
-        squares += len(truth)
-        wrong += len(misses)
-        boards += 1
-        perfect += not len(misses)
-    print(f"model {classifier.card.name} ({classifier.card.sha256[:12]}), {boards} rendered boards, "
-          f"seeds {args.first_seed}-{args.first_seed + args.frames - 1}")
-    print("| squares | wrong | % wrong | boards | read without error | % |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
-    print(f"| {squares} | {wrong} | {100 * wrong / squares:.2f} | {boards} | {perfect} | "
-          f"{100 * perfect / boards:.1f} |")
-    print("\nmost common confusions (true -> read): "
-          + ", ".join(f"{t}->{p} x{n}" for (t, p), n in confusions.most_common(8)))
+        misses = first.add(truth, probabilities, labels)
+        if args.second_look:
+            probabilities = looked_again(classifier, frame, quads, probabilities, look)
+            misses = second.add(truth, probabilities, labels)
+        if dump:
+            dump_misses(dump, rendered, seed, crops, probabilities, misses, labels)
+    print(f"model {classifier.card.name} ({classifier.card.sha256[:12]}), {first.boards} rendered "
+          f"boards, seeds {args.first_seed}-{args.first_seed + args.frames - 1}")
+    print("| reading | squares | wrong | % wrong | in doubt (< 3 nats) | boards "
+          "| read without error | % |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(first.row("first look"))
+    if args.second_look:
+        print(second.row(f"second look (below {look.below:g} nats, scales "
+                         f"{', '.join(f'{s:g}' for s in look.scales)}, shift {look.shift:g})"))
+    for name, tally in (("first look", first), ("second look", second)):
+        if tally.boards:
+            print(f"\nmost common confusions, {name} (true -> read): "
+                  + ", ".join(f"{t}->{p} x{n}" for (t, p), n in tally.confusions.most_common(8)))
     if args.record:
-        metrics = dict(classifier.card.metrics)
-        metrics["rendered_boards"] = {
-            "boards": boards, "squares": squares, "squares_wrong": wrong,
-            "percent_wrong": round(100 * wrong / squares, 2), "boards_without_error": perfect,
-            "seeds": f"{args.first_seed}-{args.first_seed + args.frames - 1}",
-            "command": ("PYTHONPATH=. python benchmarks/dice_renders.py --model dice "
-                        f"--frames {args.frames}"
-                        + (f" --first-seed {args.first_seed}" if args.first_seed != FIRST_SEED
-                           else "")),
-            "note": "rendered boards apart from the training seeds, measured after training; "
-                    "not used to choose checkpoints or recipes (those: seeds from 600000 and "
-                    "800000), only to check a model before committing it"}
-        card = dataclasses.replace(classifier.card, metrics=metrics)
-        write_card(card, classifier.path.with_suffix(".json"))
-        print(f"recorded in {classifier.path.with_suffix('.json')}")
+        record(classifier, first, second if args.second_look else None, args)
+
+
+def record(classifier: Classifier, first: Tally, second: Tally | None,
+           args: argparse.Namespace) -> None:
+    """Write the figures into the card (the first look's as before; the second look's beside
+    them, as the referee reads, when measured)."""
+    metrics = dict(classifier.card.metrics)
+    figures: dict[str, object] = {
+        "boards": first.boards, "squares": first.squares, "squares_wrong": first.wrong,
+        "percent_wrong": round(100 * first.wrong / first.squares, 2),
+        "boards_without_error": first.perfect,
+        "seeds": f"{args.first_seed}-{args.first_seed + args.frames - 1}",
+        "command": ("PYTHONPATH=. python benchmarks/dice_renders.py --model dice "
+                    f"--frames {args.frames}"
+                    + (f" --first-seed {args.first_seed}" if args.first_seed != FIRST_SEED
+                       else "")
+                    + (" --second-look" if second else "")),
+        "note": "rendered boards apart from the training seeds, measured after training; "
+                "not used to choose checkpoints or recipes (those: seeds from 600000 and "
+                "800000), only to check a model before committing it"}
+    if second:
+        figures["second_look"] = {
+            "squares_wrong": second.wrong,
+            "percent_wrong": round(100 * second.wrong / second.squares, 2),
+            "boards_without_error": second.perfect,
+            "note": "as the referee reads: the pipeline's default second look at the squares "
+                    "the first look leads by under 3 nats"}
+    metrics["rendered_boards"] = figures
+    card = dataclasses.replace(classifier.card, metrics=metrics)
+    write_card(card, classifier.path.with_suffix(".json"))
+    print(f"recorded in {classifier.path.with_suffix('.json')}")
 
 
 if __name__ == "__main__":
