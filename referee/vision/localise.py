@@ -563,14 +563,14 @@ def _best_reached(frame: NDArray[np.uint8], grids: list[FloatArray], files: int,
     starts = [*_nudged(grids[0], files, ranks, s.small_nudges), *grids[1:s.confirm_candidates]]
     fitted = [refine(frame, h, files, ranks, s) for h in starts]
     ends = [line_ends(frame, h, files, ranks) for h in fitted]
+    if max(ends) < s.min_line_ends:
+        raise NoBoardError(f"no board: only {max(ends):.0%} of the grid's inner lines meet its "
+                           "outer lines (something over the board?)")
     good = [k for k, e in enumerate(ends) if e >= max(ends) - s.ends_slack]
 
     def reached(k: int) -> int:
         return sum(_moved(fitted[k], other, files, ranks) < s.same_fit_squares for other in fitted)
 
-    if max(ends) < s.min_line_ends:
-        raise NoBoardError(f"no board: only {max(ends):.0%} of the grid's inner lines meet its "
-                           "outer lines (something over the board?)")
     return fitted[max(good, key=lambda k: (reached(k), ends[k], -k))]
 
 
