@@ -26,7 +26,12 @@ def expected_of(video: Path) -> Expected:
 
 
 def check(video: Path, model: str | None) -> bool:
-    expected = expected_of(video)
+    try:
+        expected = expected_of(video)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        print(f"{video.name} ERROR no readable truth beside it ({video.with_suffix('.json').name}: "
+              f"{type(error).__name__})")
+        return False
     # A sidecar does not name the piece set; the benchmark's file names do.
     pieces = "penta" if "penta" in video.name else expected.pieces
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,6 +61,8 @@ def main() -> None:
     args = parser.parse_args()
     results = [check(video, args.model) for video in args.footage]
     print(f"{sum(results)} of {len(results)} right")
+    if not all(results):
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":
