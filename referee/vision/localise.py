@@ -35,7 +35,7 @@ from referee.vision.gridfit import (
     normaliser,
 )
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
-from referee.vision.profiles import fit_profiles, line_ends, profile_support
+from referee.vision.profiles import fit_profiles, line_ends, profile_support, small_board
 from referee.vision.settings import LocaliseSettings, TrackSettings, default_settings
 
 log = logging.getLogger(__name__)
@@ -441,7 +441,7 @@ def refine(frame: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
            s: LocaliseSettings) -> FloatArray:
     """Sub-pixel fit of `h` (board -> frame) to the lines' intensity profiles at full
     resolution; the coarse grid stays when the fit fails or jumps."""
-    outer = s.refine_outer_small if min(files, ranks) <= 3 else s.refine_outer
+    outer = s.refine_outer_small if small_board(files, ranks) else s.refine_outer
     fitted = fit_profiles(frame, h, files, ranks, s.refine_bands, outer=outer,
                           max_pair=s.refine_max_pair or None, outer_shift=s.refine_outer_shift,
                           ridges=s.refine_ridges)
@@ -526,7 +526,7 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
     if BoardPose.from_homography(passing[0][1], files, ranks).square_size_px() < s.min_square_px:
         raise NoBoardError("no board: the grid's squares are too small to read")
     grids = [_to_frame(h, scale) for _, h in passing]
-    if min(files, ranks) <= 3 and s.small_nudges:
+    if small_board(files, ranks) and s.small_nudges:
         return canonical(_best_reached(colour, grids, files, ranks, s), files, ranks)
     return canonical(_first_confirmed(colour, grids, files, ranks, s), files, ranks)
 

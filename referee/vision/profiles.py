@@ -41,6 +41,12 @@ RIDGE_CLEAR = 2.0   # inner lines are printed lines when their median ridge scor
 RIDGE_RATIO = 2.0   # ... and this many times the opposite polarity's
 
 
+def small_board(files: int, ranks: int) -> bool:
+    """A board with at most two inner lines a family (3x3), which alone leave the homography
+    barely determined: its outermost lines must weigh in, and border lines beside them mislead."""
+    return min(files, ranks) <= 3
+
+
 @dataclass(frozen=True)
 class Segments:
     base: FloatArray            # (n, along, 2) board points on the line
@@ -334,7 +340,7 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
     # barely determined. With `outer_shift`, what they show may also lie a common distance
     # outside them (found once a fit): they still say which way the grid's sides run.
     outermost = (sub.index == 0) | (sub.index == np.where(sub.on_x, files, ranks))
-    small = min(files, ranks) <= 3
+    small = small_board(files, ranks)
     polarity = line_polarity(image, h, files, ranks, bands[0], along=along, step=step) if ridges else 0
     for b, band in enumerate(bands):
         outer_weight = (outer[b] if outer is not None else SMALL_OUTER_WEIGHT if small
@@ -435,12 +441,10 @@ def profile_support(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: 
     prof = measure(image, h, seg, band, step=step,
                    windows=support_windows(files, ranks, along))
     s = prof.strength
-    grid_s = s[seg.kind == 0]
-    ref = float(np.nanmedian(grid_s)) if np.any(np.isfinite(grid_s)) else 0.0
-    if not np.isfinite(ref) or ref <= 0:
+    ref = _typical(s[seg.kind == 0])
+    if ref <= 0:
         return ProfileSupport(0.0, 0.0, 0.0)
-    mid_s = s[seg.kind == 1]
-    floor = float(np.nanmedian(mid_s)) if np.any(np.isfinite(mid_s)) else 0.0
+    floor = _typical(s[seg.kind == 1])
     # a line must stand out from the square's own texture: well above the typical peak
     # found half-way between lines, where no line runs
     threshold = max(strong * ref, 2.0 * floor)
@@ -456,19 +460,26 @@ def profile_support(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: 
     return ProfileSupport(frac(seg.kind == 0), frac(seg.kind == 1), outside)
 
 
+def _typical(strengths: FloatArray) -> float:
+    """The median of the peaks in view (NaN: out of view); 0 when none is."""
+    typical = float(np.nanmedian(strengths)) if np.any(np.isfinite(strengths)) else 0.0
+    return typical if np.isfinite(typical) else 0.0
+
+
 def line_ends(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,
               band: float = 0.08, near: float = 0.03, strong: float = 0.5) -> float:
     """How well the inner lines meet the outermost ones and stop there: the share of inner
     lines seen just inside an outermost line less the share seen just beyond it (1 at best).
     A grid fitted onto a border line beside the board's outermost line leaves a gap in which
     no line meets it; one fitted onto a cell's own frame inside has the lines go on beyond
-    it. A line counts as seen as in `profile_support`."""
+    it. A stretch counts as seen where its profile peak lies within `near` squares of the
+    line and is at least `strong` x the grid lines' median peak (as in `profile_support`,
+    without its floor from the half-way lines)."""
     if min(files, ranks) < 2:
         return 0.0
     polarity = line_polarity(image, h, files, ranks, 0.15)
-    grid = measure(image, h, grid_segments(files, ranks), band, polarity=polarity)
-    typical = float(np.nanmedian(grid.strength)) if np.any(np.isfinite(grid.strength)) else 0.0
-    if not np.isfinite(typical) or typical <= 0:
+    typical = _typical(measure(image, h, grid_segments(files, ranks), band, polarity=polarity).strength)
+    if typical <= 0:
         return 0.0
     seg = end_segments(files, ranks)
     ends = measure(image, h, seg, band, polarity=polarity)
