@@ -336,7 +336,7 @@ def write_crop_folder(folder: str, seeds: range, *, size: int = 64, margin: floa
 def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, below: float = 0.9,
                            lead_below: float = 0.0, tilt: tuple[float, float] = (0.0, 40.0),
                            pieces: str | None = None, size: int | None = None,
-                           margin: float = 0.3) -> int:
+                           margin: float = 0.3, append: bool = False) -> int:
     """Hard examples for a model: render the frames of `seeds` (camera `tilt` in degrees)
     like `write_crop_folder`, read each square with `model` as the benchmark does, and keep
     only the squares whose true label it gives less than `below` probability (wrong or
@@ -344,8 +344,8 @@ def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, belo
     holds a move up under 3). `pieces`: the piece set (default: the model card's name, dice
     or a render-trained set; `tiles-seam`: tiles boards' seams). Crops `size` pixels
     (default: 64 for dice, else 80 as `referee train` cuts them), in one folder with a
-    `labels.csv` (no `<model>/` level: it is passed to the trainer as it is). Returns the
-    number of crops written."""
+    `labels.csv` (no `<model>/` level: it is passed to the trainer as it is); `append`: add
+    to the folder's crops (cut alike). Returns the number of crops written."""
     from referee.vision.classifier import Classifier
 
     classifier = Classifier.load(model)
@@ -356,7 +356,8 @@ def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, belo
     labels = DICE_LABELS if pieces == "dice" else model_labels(pieces)
     if classifier.card.labels != labels:
         raise ModelError(f"{model}: labels {classifier.card.labels} are not {pieces}'s")
-    writer = _CropWriter(Path(folder), size or (64 if pieces == "dice" else 80), margin, labels)
+    writer = _CropWriter(Path(folder), size or (64 if pieces == "dice" else 80), margin, labels,
+                         append=append)
     with writer:
         for seed in seeds:
             samples = _hard_candidates(pieces, seed, tilt)

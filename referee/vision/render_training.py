@@ -98,6 +98,9 @@ class RenderRecipe:
     # Share of a batch drawn from the hard examples (folders of squares an earlier model read
     # wrong or unsure, e.g. at steep views), before the draws above.
     p_hard: float = 0.0
+    # Where the net trains and how many processes make its batches (`training.TrainConfig`).
+    device: str = "cpu"
+    workers: int = 0
 
     @property
     def spec(self) -> CropSpec:
@@ -293,8 +296,9 @@ def _fit(net: Any, recipe: RenderRecipe, batches: BalancedBatches, val_x: Any,
         return batches.batch(recipe.augment_mild if mild else recipe.augment)
 
     schedule = Schedule(recipe.steps, recipe.lr, recipe.weight_decay, recipe.label_smoothing,
-                        recipe.eval_every)
-    return fit(net, schedule, next_batch, val_x, val_y, say, started, val_groups)
+                        recipe.eval_every, recipe.device, recipe.workers, recipe.seed)
+    return fit(net, schedule, next_batch, val_x, val_y, say, started, val_groups,
+               maker=batches)
 
 
 def make_net(recipe: RenderRecipe) -> Any:

@@ -15,6 +15,7 @@ Seeded; on one CPU thread with deterministic algorithms the run is repeatable.
 from __future__ import annotations
 
 import logging
+import os
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -27,6 +28,7 @@ from numpy.typing import NDArray
 
 from referee.errors import ModelError
 from referee.vision.augment import Augment, augmented_crop, synthetic_square
+from referee.vision.batch_workers import DrawsAtRandom, batch_stream
 from referee.vision.classifier import ModelCard, sha256_of
 from referee.vision.crops import CropSpec
 from referee.vision.datasets import (
@@ -91,6 +93,10 @@ class TrainConfig:
     # validation: the checkpoint is chosen on the mean of the real and rendered accuracies.
     val_render_frames: int = 0
     val_render_seed: int = 800_000
+    # Where the net trains ("cpu", "cuda"), and how many processes make its batches ahead
+    # (`batch_workers`; 0: this one, the one random stream of the earlier recipes).
+    device: str = "cpu"
+    workers: int = 0
 
     @property
     def spec(self) -> CropSpec:
@@ -278,9 +284,10 @@ def train_dice(
         p_extra = config.p_extra_mild if mild else None
         return batches.batch(mild_augment if mild else config.augment, p_extra)
 
-    best_step, best_accuracy = fit(net, Schedule(config.steps, config.lr, config.weight_decay,
-                                                 config.label_smoothing, config.eval_every),
-                                   next_batch, val_x, val_y, say, started, val_groups)
+    schedule = Schedule(config.steps, config.lr, config.weight_decay, config.label_smoothing,
+                        config.eval_every, config.device, config.workers, config.seed)
+    best_step, best_accuracy = fit(net, schedule, next_batch, val_x, val_y, say, started,
+                                   val_groups, maker=batches)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     onnx_path = out / f"{name}.onnx"
@@ -321,24 +328,33 @@ def train_dice(
 @dataclass(frozen=True)
 class Schedule:
     """How a net is trained: AdamW with a one-cycle learning rate, validated every
-    `eval_every` steps."""
+    `eval_every` steps, on `device`, its batches made by `workers` processes (seeded from
+    `seed`, see `batch_workers`)."""
 
     steps: int
     lr: float
     weight_decay: float
     label_smoothing: float
     eval_every: int
+    device: str = "cpu"
+    workers: int = 0
+    seed: int = 0
 
 
 def fit(net: Any, schedule: Schedule,
         next_batch: Callable[[int], tuple[NDArray[np.uint8], NDArray[np.int64]]],
         val_x: Any, val_y: NDArray[np.int64], say: Callable[[str], None], started: float,
-        val_groups: NDArray[np.int64] | None = None) -> tuple[int, float]:
+        val_groups: NDArray[np.int64] | None = None, *,
+        maker: DrawsAtRandom | None = None) -> tuple[int, float]:
     """Train `net` on `next_batch(step)` and keep the checkpoint with the best validation;
     returns its step and validation accuracy (with `val_groups`, one group index a
-    validation crop: the mean of the groups' accuracies)."""
+    validation crop: the mean of the groups' accuracies). `maker`: the batch maker whose
+    generator the workers seed, if the schedule has any. `net` ends on the CPU."""
     import torch
 
+    device = _device(schedule.device)
+    net.to(device)
+    val_x = val_x.to(device)
     optimiser = torch.optim.AdamW(net.parameters(), lr=schedule.lr,
                                   weight_decay=schedule.weight_decay)
     cycle = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=schedule.lr,
@@ -346,10 +362,12 @@ def fit(net: Any, schedule: Schedule,
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=schedule.label_smoothing)
     best: tuple[float, float, int] = (-1.0, 0.0, 0)
     best_state: dict[str, Any] = {}
-    for step in range(1, schedule.steps + 1):
-        crops, labels = next_batch(step)
+    stream = batch_stream(next_batch, schedule.steps, workers=schedule.workers, maker=maker,
+                          seed=schedule.seed)
+    for step, (crops, labels) in enumerate(stream, start=1):
         net.train()
-        loss = loss_fn(net(torch.from_numpy(normalise(crops))), torch.from_numpy(labels))
+        x = torch.from_numpy(normalise(crops)).to(device, non_blocking=True)
+        loss = loss_fn(net(x), torch.from_numpy(labels).to(device))
         optimiser.zero_grad(set_to_none=True)
         loss.backward()
         optimiser.step()
@@ -363,6 +381,7 @@ def fit(net: Any, schedule: Schedule,
             say(f"step {step}/{schedule.steps} loss {float(loss.detach()):.3f} val acc "
                 f"{accuracy:.2%} val loss {val_loss:.3f} ({time.perf_counter() - started:.0f} s)")
     net.load_state_dict(best_state)
+    net.cpu()
     say(f"best checkpoint: step {best[2]}, val accuracy {best[0]:.2%}")
     return best[2], best[0]
 
@@ -373,12 +392,26 @@ def _validate(net: Any, x: Any, y: NDArray[np.int64],
 
     net.eval()
     with torch.no_grad():
-        logits = net(x)
+        logits = net(x).cpu()
         loss = float(torch.nn.functional.cross_entropy(logits, torch.from_numpy(y)))
     right = logits.argmax(1).numpy() == y
     if groups is None:
         return float(right.mean()), loss
     return float(np.mean([right[groups == g].mean() for g in np.unique(groups)])), loss
+
+
+def _device(name: str) -> Any:
+    """The torch device `name`; on CUDA, deterministic where torch can be (some pooling
+    backward passes have no deterministic kernel there: a GPU run does not repeat exactly)."""
+    import torch
+
+    if name == "cpu":
+        return torch.device("cpu")
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's deterministic mode
+    if not name.startswith("cuda") or not torch.cuda.is_available():
+        raise ModelError(f"device {name!r}: cpu, or cuda on a machine with a CUDA GPU")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    return torch.device(name)
 
 
 def _recipe(

@@ -1,0 +1,88 @@
+"""Training on other devices and with batches made by worker processes: the same batches
+whatever the number of workers, a clear error for a device there is not, and a real
+training run whose batches come from workers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from referee.errors import ModelError
+from referee.renders import write_crop_folder
+from referee.vision.batch_workers import Batch, batch_stream
+from referee.vision.training import Schedule, build_net, fit
+
+
+class Noise:
+    """A batch maker drawing from its own generator, as the real ones do."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def batch(self, step: int) -> Batch:
+        crops = self.rng.integers(0, 256, (4, 8, 8, 3), dtype=np.uint8)
+        return crops, np.full(4, step % 7, np.int64)
+
+
+def _stream(workers: int, steps: int = 9) -> list[Batch]:
+    maker = Noise()
+    return list(batch_stream(maker.batch, steps, workers=workers, maker=maker, seed=5))
+
+
+def test_batches_are_the_same_whatever_the_number_of_workers() -> None:
+    one, three = _stream(1), _stream(3)
+    assert len(one) == len(three) == 9
+    for (a, labels_a), (b, labels_b) in zip(one, three, strict=True):
+        assert np.array_equal(a, b) and np.array_equal(labels_a, labels_b)
+    assert [int(labels[0]) for _, labels in one] == [s % 7 for s in range(1, 10)]  # in order
+    assert len({crops.tobytes() for crops, _ in one}) == 9  # each step drawn afresh
+
+
+def test_without_workers_the_one_generator_draws_every_batch() -> None:
+    maker, reference = Noise(), Noise()
+    expected = [reference.batch(s) for s in range(1, 4)]
+    got = list(batch_stream(maker.batch, 3))  # one stream...
+    for (a, _), (b, _) in zip(got, expected, strict=True):
+        assert np.array_equal(a, b)
+    assert not np.array_equal(got[0][0], _stream(1, 1)[0][0])  # ...not the workers' seeds
+
+
+def test_workers_need_the_maker_to_seed() -> None:
+    with pytest.raises(ValueError, match="maker"):
+        next(batch_stream(Noise().batch, 3, workers=2))
+
+
+def test_a_device_that_is_not_there_is_a_clear_error() -> None:
+    torch = pytest.importorskip("torch")
+    net = build_net("c4,p", 7)
+    schedule = Schedule(2, 1e-3, 0.0, 0.0, 1, device="tpu")
+    with pytest.raises(ModelError, match="device 'tpu'"):
+        fit(net, schedule, Noise().batch, torch.zeros(1, 3, 8, 8), np.zeros(1, np.int64),
+            print, 0.0)
+    if not torch.cuda.is_available():
+        with pytest.raises(ModelError, match="CUDA GPU"):
+            fit(net, dataclasses.replace(schedule, device="cuda"), Noise().batch,
+                torch.zeros(1, 3, 8, 8), np.zeros(1, np.int64), print, 0.0)
+
+
+def test_a_model_trains_on_batches_made_by_workers(tmp_path: Path) -> None:
+    """`referee train --set workers=2`: a real (tiny) zensu run whose batches two worker
+    processes make; the card records the workers and the device."""
+    pytest.importorskip("torch")
+    from referee.vision.tasks import train_pieces
+
+    crops = tmp_path / "crops"
+    write_crop_folder(str(crops), range(0, 3), size=40, margin=0.3, pieces="zensu")
+    said: list[str] = []
+    train_pieces("zensu", out=str(tmp_path / "out"), data=str(crops), steps=4, seed=3,
+                 settings=["workers=2", "eval_every=2", "batch=16"], frames=3,
+                 progress=said.append)
+    card = json.loads((tmp_path / "out" / "zensu.json").read_text())
+    assert card["recipe"]["workers"] == 2 and card["recipe"]["device"] == "cpu"
+    assert card["recipe"]["steps"] == 4
+    assert any("step 4/4" in line for line in said)
+    assert (tmp_path / "out" / "zensu.onnx").stat().st_size > 1000
