@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from referee.errors import NoBoardError, VisionSettingsError
-from referee.vision.localise import find_board, refit, track
+from referee.vision.localise import _lattice_counts, find_board, refit, track
 from referee.vision.pose import BoardPose, board_corners, corner_error
 from referee.vision.settings import load_settings
 from tests.vision.scenes import Scene, make_scene
@@ -204,3 +204,17 @@ def test_refit_follows_a_change_of_view_that_tracking_keeps() -> None:
     assert corner_error(refitted, truth) < 0.003 * s.diagonal
     assert corner_error(refitted, truth) < 0.6 * corner_error(tracked, truth)
     assert refit(np.zeros_like(s.frame), pose) is pose  # nothing to fit: the pose stands
+
+
+def test_lattice_counts_only_crossings_within_reach() -> None:
+    # crossings on every point of a 21 x 21 lattice (image = lattice units x 10 + 100); a
+    # lattice hypothesis counts those within `reach` squares of its origin, so a small board's
+    # lattice is not outvoted by clutter falling on it far off
+    u, v = np.meshgrid(np.arange(-10, 11), np.arange(-10, 11))
+    pts = np.column_stack([u.ravel() * 10.0 + 100, v.ravel() * 10.0 + 100, np.ones(u.size)])
+    to_lattice = np.array([[0.1, 0, -10.0], [0, 0.1, -10.0], [0, 0, 1.0]])
+    shifted = to_lattice.copy()
+    shifted[:2, 2] += 0.5   # half a square off: no crossing on its points
+    counts = _lattice_counts(np.stack([to_lattice, shifted]), pts, 0.15, 20.0)
+    assert counts.tolist() == [441, 0]
+    assert _lattice_counts(to_lattice[None], pts, 0.15, 4.0).tolist() == [49]   # -3..3 each way
