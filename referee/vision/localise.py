@@ -473,7 +473,8 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
     lines are then the dice's, and the board's own, counted over twenty squares around, is
     outvoted by clutter. So when the grid found meets few of its line ends (or none is
     found), search once more pairing lines further apart in order and counting crossings
-    only near each lattice's square, and keep that grid if it meets more line ends."""
+    only near each lattice's square, and keep that grid if it meets as many line ends as the
+    first was asked to (`wide_below_ends`)."""
     first: BoardPose | None = None
     missed: NoBoardError | None = None
     ends = -np.inf
@@ -493,8 +494,13 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
             assert missed is not None
             raise missed from None
         return first
-    if first is None or _line_ends(frame_bgr, second) > ends + 1e-9:
+    # kept only if it meets its line ends as well as the first grid was asked to: the wide
+    # search's grids that meet fewer are as often a hand's or the dice's as the board's
+    if _line_ends(frame_bgr, second) >= s.wide_below_ends:
         return second
+    if first is None:
+        assert missed is not None
+        raise missed from None
     return first
 
 
