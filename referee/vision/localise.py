@@ -268,8 +268,11 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
 
 def _cells_of(quads: FloatArray, h: FloatArray, tol: float) -> NDArray[np.bool_]:
     """Which quads (m, 4, 2) of image points are the corners of one unit cell of lattice `h`."""
-    with np.errstate(all="ignore"):
+    try:
         back = np.asarray(np.linalg.inv(h), dtype=np.float64)
+    except np.linalg.LinAlgError:   # a lattice refitted onto crossings along one line
+        return np.zeros(len(quads), dtype=np.bool_)
+    with np.errstate(all="ignore"):
         uv = apply_homography(back, quads.reshape(-1, 2)).reshape(quads.shape)
         on = np.all(np.abs(uv - np.rint(uv)) <= tol, axis=(1, 2))
     cell = np.rint(np.nan_to_num(uv))
@@ -319,8 +322,12 @@ def _dlt(src: FloatArray, dst: FloatArray) -> FloatArray | None:
 def _refit_lattice(h: FloatArray, homog: FloatArray, tol: float) -> _Lattice | None:
     """Least-squares homography through every crossing that falls on the lattice, twice."""
     for _ in range(2):
+        try:
+            back = np.linalg.inv(h)
+        except np.linalg.LinAlgError:   # refitted onto crossings along one line
+            return None
         with np.errstate(all="ignore"):
-            uvw = homog @ np.linalg.inv(h).T
+            uvw = homog @ back.T
             uv = uvw[:, :2] / uvw[:, 2:3]
         near = np.all(np.abs(uv - np.rint(uv)) < tol, axis=1) & np.all(np.abs(uv) < 20, axis=1)
         if near.sum() < 6:

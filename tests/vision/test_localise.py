@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from referee.errors import NoBoardError, VisionSettingsError
-from referee.vision.localise import _lattice_counts, find_board, refit, track
+from referee.vision.localise import _cells_of, _lattice_counts, _refit_lattice, find_board, refit, track
 from referee.vision.pose import BoardPose, board_corners, corner_error
 from referee.vision.settings import load_settings
 from tests.vision.scenes import Scene, make_scene
@@ -218,3 +218,13 @@ def test_lattice_counts_only_crossings_within_reach() -> None:
     counts = _lattice_counts(np.stack([to_lattice, shifted]), pts, 0.15, 20.0)
     assert counts.tolist() == [441, 0]
     assert _lattice_counts(to_lattice[None], pts, 0.15, 4.0).tolist() == [49]   # -3..3 each way
+
+
+def test_a_singular_lattice_is_dropped_not_raised() -> None:
+    # the wide search on a 3x3 board (fresh frame 24 of seeds 110000+) refitted a lattice onto
+    # crossings along one line: a singular map, whose inverse raised LinAlgError out of find_board
+    singular = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]])
+    quads = np.array([[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]])
+    assert _cells_of(quads, singular, 0.15).tolist() == [False]
+    pts = np.column_stack([np.arange(10.0), np.arange(10.0) * 2, np.ones(10)])
+    assert _refit_lattice(singular, pts, 0.15) is None
