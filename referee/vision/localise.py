@@ -235,7 +235,7 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
     with np.errstate(all="ignore"):
         inv = np.asarray(np.linalg.inv(hs), dtype=np.float64)
     homog = np.column_stack([pts, np.ones(len(pts))])
-    counts = _lattice_counts(inv, homog, s.inlier_tol)
+    counts = _lattice_counts(inv, homog, s.inlier_tol, s.lattice_reach)
     order = np.argsort(-counts)[: 20 * s.max_lattices]
     order = order[counts[order] >= 6]
     cells = quads[order]
@@ -268,8 +268,11 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
 
 def _cells_of(quads: FloatArray, h: FloatArray, tol: float) -> NDArray[np.bool_]:
     """Which quads (m, 4, 2) of image points are the corners of one unit cell of lattice `h`."""
-    with np.errstate(all="ignore"):
+    try:
         back = np.asarray(np.linalg.inv(h), dtype=np.float64)
+    except np.linalg.LinAlgError:   # a lattice refitted onto crossings along one line
+        return np.zeros(len(quads), dtype=np.bool_)
+    with np.errstate(all="ignore"):
         uv = apply_homography(back, quads.reshape(-1, 2)).reshape(quads.shape)
         on = np.all(np.abs(uv - np.rint(uv)) <= tol, axis=(1, 2))
     cell = np.rint(np.nan_to_num(uv))
@@ -277,10 +280,13 @@ def _cells_of(quads: FloatArray, h: FloatArray, tol: float) -> NDArray[np.bool_]
     return np.asarray(on & np.all(steps == 1, axis=1), dtype=np.bool_)
 
 
-def _lattice_counts(inv: FloatArray, homog: FloatArray, tol: float, chunk: int = 1024) -> NDArray[np.int64]:
+def _lattice_counts(inv: FloatArray, homog: FloatArray, tol: float, reach: float = 20.0,
+                    chunk: int = 1024) -> NDArray[np.int64]:
     """For each lattice (image -> lattice map), how many crossings fall within `tol` of one of
-    its points (within 20 squares of its origin). float32 and one matrix product a chunk:
-    this runs on thousands of lattices times hundreds of crossings."""
+    its points (within `reach` squares of its origin: a small board's lattice counted only
+    near itself is not outvoted by clutter that happens to fall on it further off). float32
+    and one matrix product a chunk: this runs on thousands of lattices times hundreds of
+    crossings."""
     counts = np.zeros(len(inv), dtype=np.int64)
     pts_t = homog.T.astype(np.float32)
     flat = inv.astype(np.float32)
@@ -292,7 +298,7 @@ def _lattice_counts(inv: FloatArray, homog: FloatArray, tol: float, chunk: int =
             u = uvw[:, 0] * r
             v = uvw[:, 1] * r
             near = (np.abs(u - np.rint(u)) < tol) & (np.abs(v - np.rint(v)) < tol)
-            near &= (np.abs(u) < 20) & (np.abs(v) < 20)
+            near &= (np.abs(u) < reach) & (np.abs(v) < reach)
         counts[start:start + chunk] = near.sum(axis=1)
     return counts
 
@@ -316,8 +322,12 @@ def _dlt(src: FloatArray, dst: FloatArray) -> FloatArray | None:
 def _refit_lattice(h: FloatArray, homog: FloatArray, tol: float) -> _Lattice | None:
     """Least-squares homography through every crossing that falls on the lattice, twice."""
     for _ in range(2):
+        try:
+            back = np.linalg.inv(h)
+        except np.linalg.LinAlgError:   # refitted onto crossings along one line
+            return None
         with np.errstate(all="ignore"):
-            uvw = homog @ np.linalg.inv(h).T
+            uvw = homog @ back.T
             uv = uvw[:, :2] / uvw[:, 2:3]
         near = np.all(np.abs(uv - np.rint(uv)) < tol, axis=1) & np.all(np.abs(uv) < 20, axis=1)
         if near.sum() < 6:
@@ -459,6 +469,56 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     if files < 1 or ranks < 1:
         raise ValueError(f"a board needs at least one file and one rank, not {files}x{ranks}")
     s = settings or default_settings().localise
+    if small_board(files, ranks) and s.wide_below_ends > 0:
+        return _find_small(frame_bgr, files, ranks, s)
+    return _find_twice(frame_bgr, files, ranks, s)
+
+
+def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
+    """A 3x3 board's four lines a family have a die's two edges (and its side faces') in each
+    gap between them, and a hand can hide one or two: the lattices made from neighbouring
+    lines are then the dice's, and the board's own, counted over twenty squares around, is
+    outvoted by clutter. So when the grid found meets few of its line ends (or none is
+    found), search once more pairing lines further apart in order and counting crossings
+    only near each lattice's square, and keep that grid if it meets as many line ends as the
+    first was asked to (`wide_below_ends`)."""
+    first: BoardPose | None = None
+    missed: NoBoardError | None = None
+    ends = -np.inf
+    try:
+        first = _find_twice(frame_bgr, files, ranks, s)
+        ends = _line_ends(frame_bgr, first)
+    except NoBoardError as exc:
+        missed = exc
+    if ends >= s.wide_below_ends:
+        assert first is not None
+        return first
+    wide = replace(s, max_pair_gap=s.wide_pair_gap, lattice_reach=s.wide_reach)
+    try:
+        second = _find_twice(frame_bgr, files, ranks, wide)
+    except NoBoardError:
+        if first is None:
+            assert missed is not None
+            raise missed from None
+        return first
+    # kept only if it meets its line ends as well as the first grid was asked to: the wide
+    # search's grids that meet fewer are as often a hand's or the dice's as the board's
+    if _line_ends(frame_bgr, second) >= s.wide_below_ends:
+        return second
+    if first is None:
+        assert missed is not None
+        raise missed from None
+    return first
+
+
+def _line_ends(frame_bgr: NDArray[np.uint8], pose: BoardPose) -> float:
+    """line_ends on the frame as _find reads it (colour, or grey for anything else)."""
+    colour = frame_bgr if frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3 else to_grey(frame_bgr)
+    return line_ends(colour, pose.h, pose.files, pose.ranks)
+
+
+def _find_twice(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
+    """_find, and when it finds no board, once more at a finer edge threshold."""
     try:
         return _find(frame_bgr, files, ranks, s)
     except NoBoardError as first:

@@ -52,6 +52,10 @@ class LocaliseSettings:
     ends_slack: float = 0.13
     min_line_ends: float = 0.5
     same_fit_squares: float = 0.03
+    lattice_reach: float = 20.0
+    wide_below_ends: float = 0.7
+    wide_pair_gap: int = 6
+    wide_reach: float = 4.0
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):
@@ -61,6 +65,11 @@ class LocaliseSettings:
         if len(self.small_nudges) not in (0, 3):
             raise VisionSettingsError("[localise] small_nudges needs three numbers (shift, spacing, "
                                       "turn) or none")
+        if self.max_pair_gap < 1 or self.wide_pair_gap < 1:
+            raise VisionSettingsError("[localise] max_pair_gap and wide_pair_gap must be at least 1")
+        if self.lattice_reach <= 1.0 or self.wide_reach <= 1.0:
+            raise VisionSettingsError("[localise] lattice_reach and wide_reach must be more than one "
+                                      "square")
 
 
 @dataclass(frozen=True)

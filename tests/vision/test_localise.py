@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from referee.errors import NoBoardError, VisionSettingsError
-from referee.vision.localise import find_board, refit, track
+from referee.vision.localise import _cells_of, _lattice_counts, _refit_lattice, find_board, refit, track
 from referee.vision.pose import BoardPose, board_corners, corner_error
 from referee.vision.settings import load_settings
 from tests.vision.scenes import Scene, make_scene
@@ -204,3 +204,27 @@ def test_refit_follows_a_change_of_view_that_tracking_keeps() -> None:
     assert corner_error(refitted, truth) < 0.003 * s.diagonal
     assert corner_error(refitted, truth) < 0.6 * corner_error(tracked, truth)
     assert refit(np.zeros_like(s.frame), pose) is pose  # nothing to fit: the pose stands
+
+
+def test_lattice_counts_only_crossings_within_reach() -> None:
+    # crossings on every point of a 21 x 21 lattice (image = lattice units x 10 + 100); a
+    # lattice hypothesis counts those within `reach` squares of its origin, so a small board's
+    # lattice is not outvoted by clutter falling on it far off
+    u, v = np.meshgrid(np.arange(-10, 11), np.arange(-10, 11))
+    pts = np.column_stack([u.ravel() * 10.0 + 100, v.ravel() * 10.0 + 100, np.ones(u.size)])
+    to_lattice = np.array([[0.1, 0, -10.0], [0, 0.1, -10.0], [0, 0, 1.0]])
+    shifted = to_lattice.copy()
+    shifted[:2, 2] += 0.5   # half a square off: no crossing on its points
+    counts = _lattice_counts(np.stack([to_lattice, shifted]), pts, 0.15, 20.0)
+    assert counts.tolist() == [441, 0]
+    assert _lattice_counts(to_lattice[None], pts, 0.15, 4.0).tolist() == [49]   # -3..3 each way
+
+
+def test_a_singular_lattice_is_dropped_not_raised() -> None:
+    # the wide search on a 3x3 board (fresh frame 24 of seeds 110000+) refitted a lattice onto
+    # crossings along one line: a singular map, whose inverse raised LinAlgError out of find_board
+    singular = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]])
+    quads = np.array([[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]])
+    assert _cells_of(quads, singular, 0.15).tolist() == [False]
+    pts = np.column_stack([np.arange(10.0), np.arange(10.0) * 2, np.ones(10)])
+    assert _refit_lattice(singular, pts, 0.15) is None
