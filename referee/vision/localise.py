@@ -484,30 +484,24 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
     first was asked to (`wide_below_ends`)."""
     first: BoardPose | None = None
     missed: NoBoardError | None = None
-    ends = -np.inf
     try:
         first = _find_twice(frame_bgr, files, ranks, s)
-        ends = _line_ends(frame_bgr, first)
     except NoBoardError as exc:
         missed = exc
-    if ends >= s.wide_below_ends:
-        assert first is not None
+    if first is not None and _line_ends(frame_bgr, first) >= s.wide_below_ends:
         return first
     wide = replace(s, max_pair_gap=s.wide_pair_gap, lattice_reach=s.wide_reach)
     try:
         second = _find_twice(frame_bgr, files, ranks, wide)
+        # kept only if it meets its line ends as well as the first grid was asked to: the
+        # wide search's grids that meet fewer are as often a hand's or the dice's as the board's
+        if _line_ends(frame_bgr, second) >= s.wide_below_ends:
+            return second
     except NoBoardError:
-        if first is None:
-            assert missed is not None
-            raise missed from None
-        return first
-    # kept only if it meets its line ends as well as the first grid was asked to: the wide
-    # search's grids that meet fewer are as often a hand's or the dice's as the board's
-    if _line_ends(frame_bgr, second) >= s.wide_below_ends:
-        return second
+        pass
     if first is None:
         assert missed is not None
-        raise missed from None
+        raise missed
     return first
 
 
