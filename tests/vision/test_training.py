@@ -14,7 +14,7 @@ import pytest
 from referee.errors import ModelError
 from referee.renders import write_crop_folder
 from referee.vision.batch_workers import Batch, batch_stream
-from referee.vision.training import Schedule, build_net, fit
+from referee.vision.training import Schedule, build_net, fit, normalise
 
 
 class Noise:
@@ -86,3 +86,28 @@ def test_a_model_trains_on_batches_made_by_workers(tmp_path: Path) -> None:
     assert card["recipe"]["steps"] == 4
     assert any("step 4/4" in line for line in said)
     assert (tmp_path / "out" / "zensu.onnx").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("name", ["dice", "tiles", "tiles-seam"])
+def test_the_committed_models_float_weights_are_kept_to_fine_tune_from(name: str) -> None:
+    """`models/float/<name>.onnx` is the committed int8 model before `referee quantize`: the
+    same training run (its recipe to the second), and a fine-tuning can start from it."""
+    torch = pytest.importorskip("torch")
+    from referee.vision.classifier import Classifier, default_models_dir
+    from referee.vision.training import load_onnx_weights
+
+    path = default_models_dir() / "float" / f"{name}.onnx"
+    start, committed = Classifier.load(path).card, Classifier.load(name).card
+    assert not start.quantization and committed.quantization
+    assert start.recipe == committed.recipe and start.labels == committed.labels
+    recipe = start.recipe
+    arch = recipe["arch"] if recipe.get("head", "pool") == "pool" else None
+    if arch is None:
+        pytest.skip("a grid-head model: render_training.make_net builds it")
+    net = build_net(arch, len(start.labels))
+    size = start.input_size
+    load_onnx_weights(net, path, torch.rand(8, 3, size, size))
+    crops = np.random.default_rng(1).integers(0, 256, (4, size, size, 3), dtype=np.uint8)
+    with torch.no_grad():
+        ours = torch.softmax(net.eval()(torch.from_numpy(normalise(crops))), dim=1).numpy()
+    assert np.allclose(ours, Classifier.load(path).predict(crops), atol=1e-4)
