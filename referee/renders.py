@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -425,6 +425,29 @@ class _CropWriter:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+def merge_crop_folders(parts: Sequence[str | Path], into: str | Path) -> int:
+    """Gather crop folders cut alike from different seeds (such as `write_crop_folder` run by
+    processes side by side) into one: their crops moved there, their labels joined (file
+    names carry the seed, so they cannot clash). Returns the number of crops gathered."""
+    into = Path(into)
+    metas = {(Path(p) / "crops.json").read_text() for p in parts}
+    if len(metas) != 1:
+        raise ModelError(f"crop folders cut differently ({len(metas)} ways) cannot be merged")
+    into.mkdir(parents=True, exist_ok=True)
+    (into / "crops.json").write_text(metas.pop())
+    count = 0
+    with open(into / "labels.csv", "w", newline="", encoding="utf-8") as handle:
+        table = csv.writer(handle)
+        table.writerow(["file", "label"])
+        for part in map(Path, parts):
+            with (part / "labels.csv").open(newline="", encoding="utf-8") as rows:
+                for row in csv.DictReader(rows):
+                    (part / row["file"]).replace(into / row["file"])
+                    table.writerow([row["file"], row["label"]])
+                    count += 1
+    return count
 
 
 def rendered_frames(folder: str | Path) -> int:

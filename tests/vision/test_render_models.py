@@ -23,6 +23,7 @@ from referee.renders import (
     LabelledFrame,
     cut_frame,
     frame_crops,
+    merge_crop_folders,
     rendered_frames,
     seam_quads,
     write_crop_folder,
@@ -284,3 +285,20 @@ def test_a_seam_joins_only_two_polyomino_squares() -> None:
     assert np.allclose(out.sum(axis=1), 1.0)
     with pytest.raises(ModelError):
         seams_given_squares(joined, ("apart", "same"), squares, labels, pairs)
+
+
+def test_crop_folders_cut_side_by_side_merge_into_one(tmp_path: Path) -> None:
+    """Two processes' crop folders (other seeds, cut alike) gather into one that trains like
+    a folder rendered in one go; folders cut otherwise are refused."""
+    parts = [tmp_path / "a", tmp_path / "b"]
+    counts = [write_crop_folder(str(part), range(seed, seed + 1), size=40, margin=0.3,
+                                pieces="zensu") for part, seed in zip(parts, (0, 7), strict=True)]
+    merged = merge_crop_folders([p / "zensu" for p in parts], tmp_path / "all")
+    assert merged == sum(counts) and rendered_frames(tmp_path / "all") == 8
+    rows = (tmp_path / "all" / "labels.csv").read_text().splitlines()[1:]
+    assert len(rows) == merged and {r.split("-")[0] for r in rows} == {"000000", "000007"}
+    assert all((tmp_path / "all" / r.split(",")[0]).is_file() for r in rows)
+    other = tmp_path / "c"
+    write_crop_folder(str(other), range(3, 4), size=48, margin=0.3, pieces="zensu")
+    with pytest.raises(ModelError, match="cut differently"):
+        merge_crop_folders([tmp_path / "all", other / "zensu"], tmp_path / "again")
