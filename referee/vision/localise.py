@@ -469,9 +469,12 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     if files < 1 or ranks < 1:
         raise ValueError(f"a board needs at least one file and one rank, not {files}x{ranks}")
     s = settings or default_settings().localise
-    if small_board(files, ranks) and s.wide_below_ends > 0:
-        return _find_small(frame_bgr, files, ranks, s)
-    return _find_twice(frame_bgr, files, ranks, s)
+    # On clutter the search meets degenerate grids (corners at infinity): the comparisons
+    # reject their inf and nan, which are no fault to warn a player about.
+    with np.errstate(all="ignore"):
+        if small_board(files, ranks) and s.wide_below_ends > 0:
+            return _find_small(frame_bgr, files, ranks, s)
+        return _find_twice(frame_bgr, files, ranks, s)
 
 
 def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
@@ -652,11 +655,14 @@ def _support(near: NearestEdges, h: FloatArray, files: int, ranks: int, s: Local
 
 
 def _moved(h0: FloatArray, h1: FloatArray, files: int, ranks: int) -> float:
-    """Largest corner displacement between two poses, in squares."""
-    c0 = apply_homography(h0, board_corners(files, ranks))
-    c1 = apply_homography(h1, board_corners(files, ranks))
-    side = np.linalg.norm(c0 - np.roll(c0, -1, axis=0), axis=1).mean() / ((files + ranks) / 2)
-    return float(np.max(np.linalg.norm(c1 - c0, axis=1)) / max(side, 1e-9))
+    """Largest corner displacement between two poses, in squares; infinite where either
+    sends a corner to infinity (a degenerate grid, met on frames of clutter)."""
+    with np.errstate(all="ignore"):
+        c0 = apply_homography(h0, board_corners(files, ranks))
+        c1 = apply_homography(h1, board_corners(files, ranks))
+        side = np.linalg.norm(c0 - np.roll(c0, -1, axis=0), axis=1).mean() / ((files + ranks) / 2)
+        moved = float(np.max(np.linalg.norm(c1 - c0, axis=1)) / max(side, 1e-9))
+    return moved if np.isfinite(moved) else float("inf")
 
 
 # ---------------------------------------------------------------- tracking

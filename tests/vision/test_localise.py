@@ -228,3 +228,31 @@ def test_a_singular_lattice_is_dropped_not_raised() -> None:
     assert _cells_of(quads, singular, 0.15).tolist() == [False]
     pts = np.column_stack([np.arange(10.0), np.arange(10.0) * 2, np.ones(10)])
     assert _refit_lattice(singular, pts, 0.15) is None
+
+
+def _tangle(seed: int) -> np.ndarray:
+    """A frame of random coloured lines: clutter with no board, whose lattices are often
+    degenerate (corners at infinity)."""
+    rng = np.random.default_rng(seed)
+    frame = np.full((360, 640, 3), int(rng.integers(0, 256)), np.uint8)
+    for _ in range(int(rng.integers(10, 40))):
+        p, q = rng.integers(0, [640, 360], size=(2, 2))
+        colour = tuple(int(v) for v in rng.integers(0, 256, 3))
+        cv2.line(frame, (int(p[0]), int(p[1])), (int(q[0]), int(q[1])), colour, int(rng.integers(1, 4)))
+    return frame
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_clutter_gets_no_board_or_a_grid_and_no_numerical_warnings(seed: int) -> None:
+    """A tangle of lines: a clear NoBoardError (or some grid), never an exception of numpy's
+    nor a RuntimeWarning printed at the players (degenerate grids are the search's daily
+    bread on clutter)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            pose = find_board(_tangle(seed), 3, 3)
+        except NoBoardError:
+            return
+    assert np.all(np.isfinite(pose.corners_array))
