@@ -130,7 +130,7 @@ def render(pieces: str, out: Path, cores: int, seconds: float) -> dict[str, list
         if count:
             key = "train" if job.kind == "train" else f"hard-{job.model}"
             folders.setdefault(key, []).append(job.folder)
-    if pieces != "dice":  # one crops folder (`--data`) with a subfolder a model
+    if pieces != "dice" and folders["train"]:  # one crops folder (`--data`), a subfolder a model
         crops = out / "crops"
         for model in [run.model for run in RUNS[pieces]]:
             merge_crop_folders([Path(f) / model for f in folders["train"]], crops / model)
@@ -225,6 +225,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     folders = render(args.pieces, args.out, args.cores, args.render_seconds)
+    if not folders["train"]:
+        sys.exit("no training crops were rendered in time: give --render-seconds more")
     per_batch = batch_seconds(args.pieces, folders)
     runs = RUNS[args.pieces]
     workers = max(1, (args.cores - len(runs)) // len(runs))

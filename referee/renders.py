@@ -431,6 +431,8 @@ def merge_crop_folders(parts: Sequence[str | Path], into: str | Path) -> int:
     """Gather crop folders cut alike from different seeds (such as `write_crop_folder` run by
     processes side by side) into one: their crops moved there, their labels joined (file
     names carry the seed, so they cannot clash). Returns the number of crops gathered."""
+    if not parts:
+        raise ModelError("no crop folders to merge")
     into = Path(into)
     metas = {(Path(p) / "crops.json").read_text() for p in parts}
     if len(metas) != 1:

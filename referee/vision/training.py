@@ -407,9 +407,9 @@ def _device(name: str) -> Any:
 
     if name == "cpu":
         return torch.device("cpu")
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's deterministic mode
     if not name.startswith("cuda") or not torch.cuda.is_available():
         raise ModelError(f"device {name!r}: cpu, or cuda on a machine with a CUDA GPU")
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's deterministic mode
     torch.use_deterministic_algorithms(True, warn_only=True)
     return torch.device(name)
 
