@@ -119,8 +119,8 @@ def jobs_for(pieces: str, out: Path, cores: int, seconds: float) -> list[Job]:
 
 
 def render(pieces: str, out: Path, cores: int, seconds: float) -> dict[str, list[str]]:
-    """Render on every core; the folders written, by use: "train" (dice: each process's
-    folder; tiles: one merged folder, `--data`) and "hard-<model>"."""
+    """Render on every core; the folders written, by use: "train" (each process's) and
+    "hard-<model>"."""
     jobs = jobs_for(pieces, out, cores, seconds)
     with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
         counts = pool.map(render_until, jobs)
@@ -130,18 +130,24 @@ def render(pieces: str, out: Path, cores: int, seconds: float) -> dict[str, list
         if count:
             key = "train" if job.kind == "train" else f"hard-{job.model}"
             folders.setdefault(key, []).append(job.folder)
-    if pieces != "dice" and folders["train"]:  # one crops folder (`--data`), a subfolder a model
-        crops = out / "crops"
-        for model in [run.model for run in RUNS[pieces]]:
-            merge_crop_folders([Path(f) / model for f in folders["train"]], crops / model)
-        folders["train"] = [str(crops)]
     return folders
 
 
-def batch_seconds(pieces: str, folders: dict[str, list[str]]) -> float:
-    """What one 256-crop batch costs a worker, timed on rendered crops (the dice recipe's
-    augmentation: the heaviest of the sets')."""
-    folder = Path(folders["train"][0]) / ("" if pieces == "dice" else pieces)
+def gathered(pieces: str, out: Path, parts: list[str]) -> list[str]:
+    """The training folders as `referee train` takes them: dice, each process's (`--extra`);
+    the render-trained sets, one crops folder (`--data`) with a subfolder a model."""
+    if pieces == "dice":
+        return parts
+    crops = out / "crops"
+    for model in [run.model for run in RUNS[pieces]]:
+        merge_crop_folders([Path(f) / model for f in parts], crops / model)
+    return [str(crops)]
+
+
+def batch_seconds(pieces: str, part: str) -> float:
+    """What one 256-crop batch costs a worker, timed on one process's rendered crops (the
+    dice recipe's augmentation: the heaviest of the sets')."""
+    folder = Path(part) / ("" if pieces == "dice" else pieces)
     samples = folder_samples(folder, margin=0.3, labels=_labels(folder))
     config = TrainConfig(size=64, batch=256)
     maker = BatchMaker(samples, [], config, np.random.default_rng(0), samples, [])
@@ -227,7 +233,8 @@ def main() -> None:
     folders = render(args.pieces, args.out, args.cores, args.render_seconds)
     if not folders["train"]:
         sys.exit("no training crops were rendered in time: give --render-seconds more")
-    per_batch = batch_seconds(args.pieces, folders)
+    per_batch = batch_seconds(args.pieces, folders["train"][0])
+    folders["train"] = gathered(args.pieces, args.out, folders["train"])
     runs = RUNS[args.pieces]
     workers = max(1, (args.cores - len(runs)) // len(runs))
     crops = max(crops_of(args.pieces, run, folders) for run in runs)

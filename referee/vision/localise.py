@@ -266,11 +266,18 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
     return out
 
 
+def _inverse(h: FloatArray) -> FloatArray | None:
+    """`h`'s inverse; None for a singular lattice (one refitted onto crossings along a line)."""
+    try:
+        return np.asarray(np.linalg.inv(h), dtype=np.float64)
+    except np.linalg.LinAlgError:
+        return None
+
+
 def _cells_of(quads: FloatArray, h: FloatArray, tol: float) -> NDArray[np.bool_]:
     """Which quads (m, 4, 2) of image points are the corners of one unit cell of lattice `h`."""
-    try:
-        back = np.asarray(np.linalg.inv(h), dtype=np.float64)
-    except np.linalg.LinAlgError:   # a lattice refitted onto crossings along one line
+    back = _inverse(h)
+    if back is None:
         return np.zeros(len(quads), dtype=np.bool_)
     with np.errstate(all="ignore"):
         uv = apply_homography(back, quads.reshape(-1, 2)).reshape(quads.shape)
@@ -322,9 +329,8 @@ def _dlt(src: FloatArray, dst: FloatArray) -> FloatArray | None:
 def _refit_lattice(h: FloatArray, homog: FloatArray, tol: float) -> _Lattice | None:
     """Least-squares homography through every crossing that falls on the lattice, twice."""
     for _ in range(2):
-        try:
-            back = np.linalg.inv(h)
-        except np.linalg.LinAlgError:   # refitted onto crossings along one line
+        back = _inverse(h)
+        if back is None:
             return None
         with np.errstate(all="ignore"):
             uvw = homog @ back.T
@@ -509,9 +515,15 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
 
 
 def _line_ends(frame_bgr: NDArray[np.uint8], pose: BoardPose) -> float:
-    """line_ends on the frame as _find reads it (colour, or grey for anything else)."""
-    colour = frame_bgr if frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3 else to_grey(frame_bgr)
-    return line_ends(colour, pose.h, pose.files, pose.ranks)
+    """line_ends on the frame as _find reads it."""
+    return line_ends(_colour(frame_bgr), pose.h, pose.files, pose.ranks)
+
+
+def _colour(frame_bgr: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """The frame as the fits read it: itself in colour, else grey (NoBoardError for a frame
+    that is neither, see `to_grey`)."""
+    grey = to_grey(frame_bgr)
+    return frame_bgr if frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3 else grey
 
 
 def _find_twice(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
@@ -530,8 +542,7 @@ def _find_twice(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
 
 
 def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
-    grey = to_grey(frame_bgr)
-    colour = frame_bgr if frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3 else grey
+    colour = _colour(frame_bgr)
     work, scale = _work_copy(colour, s.work_width)
     edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
                      percentile=s.canny_percentile)
