@@ -14,7 +14,8 @@ Run: PYTHONPATH=. nice -n 10 python benchmarks/render_models.py [--pieces penta]
 [--model PATH] [--second-look] (PATH: another main model for the one piece set named, e.g. a
 candidate; tiles' seam model is read from beside it. --second-look: also read the squares
 exactly as the referee does, `second_look.read_squares` with the pipeline's default
-`PipelineSettings().second_look`, reported beside the first look)
+`PipelineSettings().second_look`, reported beside the first look; tiles also as whole pieces,
+`tracking.tile_pieces.read_whole_pieces`)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 
 from referee.pipeline import PipelineSettings
 from referee.renders import render_squares
+from referee.tracking.tile_pieces import read_whole_pieces
 from referee.vision.crops import crop_squares
 from referee.vision.render_eval import evaluate_renders, format_render_report
 from referee.vision.tasks import render_classifiers
@@ -63,7 +65,8 @@ def main() -> None:
         classifiers = render_classifiers(pieces, args.model)
         started = time.perf_counter()
         look = PipelineSettings().second_look if args.second_look else None
-        report = evaluate_renders(pieces, classifiers, frames=args.frames, look=look)
+        report = evaluate_renders(pieces, classifiers, frames=args.frames, look=look,
+                                  pieces_reader=read_whole_pieces if pieces == "tiles" else None)
         print(f"## {pieces}\n")
         print(format_render_report(report))
         print("\n| model | size (KiB) | classify ms a crop (one board's batch) |")

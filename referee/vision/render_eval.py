@@ -21,7 +21,9 @@ is to call.)
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,7 +38,7 @@ from referee.renders import (
     render_squares,
 )
 from referee.vision.classifier import Classifier
-from referee.vision.seams import seam_pairs, seams_given_squares
+from referee.vision.seams import APART, JOINED, seam_pairs, seams_given_squares
 from referee.vision.second_look import SecondLook, read_squares
 
 
@@ -95,6 +97,22 @@ class RenderReport:
 SEAMS_AS_READ = "second look, seams as read"
 AS_THE_REFEREE_READS = "as the referee reads (second look, seams given the squares)"
 AS_THE_REFEREE_READS_SQUARES = "as the referee reads (second look)"  # a set without seams
+WHOLE_PIECES = "as the referee reads, then as whole pieces"
+
+
+
+class PiecesRead(Protocol):
+    @property
+    def squares(self) -> NDArray[np.int64]: ...  # a label a square
+    @property
+    def joined(self) -> NDArray[np.bool_]: ...  # a seam of `seam_pairs`
+
+
+# Tiles read as whole pieces (`tracking.tile_pieces.read_whole_pieces`, given by the caller:
+# it knows the game's polyominoes, which the vision code does not): from the squares' and
+# the seam model's probabilities of a whole board, and its size.
+PiecesReader = Callable[[NDArray[np.floating], Sequence[str], NDArray[np.floating],
+                         Sequence[str], int], PiecesRead]
 
 
 class _Tally:
@@ -128,15 +146,18 @@ class _Tally:
 
 def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames: int,
                      first_seed: int = HELD_OUT_FIRST_SEED, style: str = HELD_OUT_STYLE,
-                     look: SecondLook | None = None) -> RenderReport:
+                     look: SecondLook | None = None,
+                     pieces_reader: PiecesReader | None = None) -> RenderReport:
     """Read `frames` held-out renders of `pieces` with `classifiers` (model name ->
     classifier: the piece set's own, and for tiles also `tiles-seam`); with `look`, also as
-    the referee reads them (the squares after that second look, tiles' seams given them)."""
+    the referee reads them (the squares after that second look, tiles' seams given them),
+    and with `pieces_reader` too, tiles then read as whole pieces."""
     if frames < 1:
         raise ModelError("frames must be 1 or more")
     first = _Tally(classifiers)
     seconds = dict.fromkeys(classifiers, 0.0)
-    looks = {name: _Tally(classifiers) for name in _look_names(classifiers, look)}
+    names = _look_names(classifiers, look, pieces_reader)
+    looks = {name: _Tally(classifiers) for name in names}
     looked_seconds: dict[str, float] = {}
     for seed in range(first_seed, first_seed + frames):
         frame = render_squares(pieces, seed, hands=0.0, style=style)
@@ -154,41 +175,57 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
         first.add(frame, {m: p.argmax(axis=1) for m, p in probabilities.items()})
         if look is not None:
             started = time.perf_counter()
-            reads = _as_the_referee_reads(frame, pieces, classifiers, probabilities, look)
+            reads = _as_the_referee_reads(frame, pieces, classifiers, probabilities, look,
+                                          pieces_reader)
             looked_seconds[pieces] = (looked_seconds.get(pieces, 0.0)
                                       + time.perf_counter() - started)
             for name, tally in looks.items():
-                tally.add(frame, reads if name != SEAMS_AS_READ else
-                          {**reads, SEAM_MODEL: probabilities[SEAM_MODEL].argmax(axis=1)})
+                tally.add(frame, reads[name])
     return RenderReport(pieces, frames, first_seed, style, first.reports(seconds), first.whole,
                         tuple(LookReport(name, tally.reports(looked_seconds), tally.whole)
                               for name, tally in looks.items()))
 
 
-def _look_names(classifiers: dict[str, Classifier], look: SecondLook | None) -> list[str]:
+def _look_names(classifiers: dict[str, Classifier], look: SecondLook | None,
+                pieces_reader: PiecesReader | None) -> list[str]:
     if look is None:
         return []
-    return [SEAMS_AS_READ, AS_THE_REFEREE_READS] if SEAM_MODEL in classifiers else [
-        AS_THE_REFEREE_READS_SQUARES]
+    if SEAM_MODEL not in classifiers:
+        return [AS_THE_REFEREE_READS_SQUARES]
+    return [SEAMS_AS_READ, AS_THE_REFEREE_READS, *[WHOLE_PIECES][:pieces_reader is not None]]
 
 
 def _as_the_referee_reads(frame: LabelledFrame, pieces: str, classifiers: dict[str, Classifier],
-                          first: dict[str, NDArray[np.floating]], look: SecondLook
-                          ) -> dict[str, NDArray[np.int64]]:
-    """Each model's labels for the frame's samples, read as the pipeline reads a board: all
-    squares at once, then a second look (`second_look.read_squares`); tiles' seams (`first`:
-    the seam model's probabilities) then given the squares' reads (`seams.seams_given_squares`)."""
+                          first: dict[str, NDArray[np.floating]], look: SecondLook,
+                          pieces_reader: PiecesReader | None
+                          ) -> dict[str, dict[str, NDArray[np.int64]]]:
+    """Each way of reading's labels for the frame's samples (by look name), read as the
+    pipeline reads a board: all squares at once, then a second look
+    (`second_look.read_squares`); tiles' seams (`first`: the seam model's probabilities) as
+    read, then given the squares' reads (`seams.seams_given_squares`), then squares and seams
+    as whole pieces (`pieces_reader`, the whole board in view)."""
     if frame.quads is None or frame.kept is None:
         raise ModelError("a second look needs the frame's square quads")
     main = classifiers[pieces]
     _, squares = read_squares(main, frame.image, frame.quads, frame.truth.files, look)
-    reads = {pieces: np.asarray(squares[list(frame.kept[pieces])].argmax(axis=1), np.int64)}
-    if SEAM_MODEL in classifiers:
-        files, ranks = frame.truth.files, frame.truth.ranks
-        kept = list(frame.kept[SEAM_MODEL])
-        seams = seams_given_squares(first[SEAM_MODEL], classifiers[SEAM_MODEL].labels,
-                                    squares, main.labels, seam_pairs(files, ranks)[kept])
-        reads[SEAM_MODEL] = np.asarray(seams.argmax(axis=1), np.int64)
+    kept_squares = list(frame.kept[pieces])
+    read = {pieces: np.asarray(squares[kept_squares].argmax(axis=1), np.int64)}
+    if SEAM_MODEL not in classifiers:
+        return {AS_THE_REFEREE_READS_SQUARES: read}
+    files, ranks = frame.truth.files, frame.truth.ranks
+    kept = list(frame.kept[SEAM_MODEL])
+    seam_labels = classifiers[SEAM_MODEL].labels
+    given = seams_given_squares(first[SEAM_MODEL], seam_labels, squares, main.labels,
+                                seam_pairs(files, ranks)[kept])
+    reads = {SEAMS_AS_READ: {**read, SEAM_MODEL: first[SEAM_MODEL].argmax(axis=1)},
+             AS_THE_REFEREE_READS: {**read, SEAM_MODEL: given.argmax(axis=1)}}
+    if pieces_reader is not None:
+        if (len(kept_squares) != files * ranks or len(kept) != len(seam_pairs(files, ranks))
+                or files != ranks):
+            raise ModelError("tiles are read as whole pieces only on a whole square board")
+        whole = pieces_reader(squares, main.labels, first[SEAM_MODEL], seam_labels, files)
+        reads[WHOLE_PIECES] = {pieces: whole.squares, SEAM_MODEL: np.where(
+            whole.joined, seam_labels.index(JOINED), seam_labels.index(APART)).astype(np.int64)}
     return reads
 
 

@@ -25,13 +25,12 @@ from referee.renders import (
     frame_crops,
     merge_crop_folders,
     rendered_frames,
-    seam_quads,
     write_crop_folder,
 )
 from referee.synth import RenderOptions, SquareContent, render_frame
 from referee.synth.truth import Contents
 from referee.vision.classifier import Classifier, default_models_dir, sha256_of
-from referee.vision.crops import crop_squares
+from referee.vision.crops import crop_squares, seam_quads
 
 MODELS = {"penta": PENTA_LABELS, "zensu": ZENSU_LABELS, "tiles": TILES_LABELS,
           "tiles-seam": SEAM_LABELS}
@@ -257,6 +256,23 @@ def test_the_held_out_measure_reads_squares_as_the_referee_does() -> None:
     assert looked.looks[-1].boards_without_error <= looked.looks[-1].models[0].boards_without_error
     assert AS_THE_REFEREE_READS in format_render_report(looked)
     assert evaluate_renders("tiles", classifiers, frames=1).looks == ()
+
+
+def test_the_held_out_measure_reads_tiles_as_whole_pieces() -> None:
+    """With a pieces reader, tiles are also read as whole pieces: a fourth way of reading,
+    every square and seam of the board, the first two frames read right (as they are by
+    the seams given the squares) and nothing there to mend."""
+    from referee.tracking.tile_pieces import read_whole_pieces
+    from referee.vision.render_eval import WHOLE_PIECES, evaluate_renders
+    from referee.vision.second_look import SecondLook
+    from referee.vision.tasks import render_classifiers
+
+    report = evaluate_renders("tiles", render_classifiers("tiles"), frames=2,
+                              look=SecondLook(), pieces_reader=read_whole_pieces)
+    given, whole = report.looks[-2:]
+    assert whole.name == WHOLE_PIECES
+    assert [m.crops for m in whole.models] == [2 * 49, 2 * 84]
+    assert [m.confusion for m in whole.models] == [m.confusion for m in given.models]
 
 
 def test_a_seam_joins_only_two_polyomino_squares() -> None:
