@@ -8,7 +8,11 @@ a 1280x720 frame and classifying the batch, for a 5x6 board (30 squares) and a 6
 `tiles-seam` from the same folder as --model, default models/tiles.onnx): its top-face
 quads from a board pose, cut one warp a crop (`crop_squares`) and from one warp of the board
 (`renders.frame_crops`' way: `crops.board_canvas`), and classified by both models, the
-seams then read given the squares (`seams.seams_given_squares`).
+seams then read given the squares (`seams.seams_given_squares`), then squares and seams as
+whole pieces (`tracking.tile_pieces.read_whole_pieces`, which begins with the seams given the
+squares): on the noise frame's reads (one group of 49 squares, too large to search: left as
+read) and on held-out rendered boards' (seeds 900000+, style `mat`: the median board, and
+the board whose mending costs most).
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ import os
 import platform
 import time
 from collections.abc import Callable
+from functools import partial
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from referee.renders import frame_crops, render_squares
+from referee.tracking.tile_pieces import read_whole_pieces
 from referee.vision.classifier import Classifier
 from referee.vision.crops import (
     Quad,
@@ -83,6 +90,26 @@ def tiles_quads(frame: tuple[int, int]) -> NDArray[np.float32]:
     return top_face_quads(pose, (width, height), height=0.1).astype(np.float32)
 
 
+Reads = tuple[NDArray[np.float32], tuple[str, ...], NDArray[np.float32], tuple[str, ...]]
+
+
+def rendered_reads(tiles: Classifier, seam: Classifier, boards: int) -> list[Reads]:
+    """Both models' probabilities on held-out rendered boards, as `read_whole_pieces` takes
+    them."""
+    out = []
+    for seed in range(900_000, 900_000 + boards):
+        cut = frame_crops(render_squares("tiles", seed, hands=0.0, style="mat"),
+                          {"tiles": tiles.card.crop, "tiles-seam": seam.card.crop})
+        out.append((tiles.predict(cut["tiles"]), tiles.labels,
+                    seam.predict(cut["tiles-seam"]), seam.labels))
+    return out
+
+
+def whole_pieces(reads: Reads) -> object:
+    squares, square_labels, seams, seam_labels = reads
+    return read_whole_pieces(squares, square_labels, seams, seam_labels, 7)
+
+
 def tiles_speed(model: str, repeat: int) -> None:
     """The 7x7 Renaissance read: crops for both models and their classification."""
     tiles = Classifier.load(model, threads=1)
@@ -113,8 +140,12 @@ def tiles_speed(model: str, repeat: int) -> None:
 
     def read() -> None:
         cut_squares, cut_seams = at_once()
-        seams_given_squares(seam.predict(cut_seams), seam.labels, tiles.predict(cut_squares),
-                            tiles.labels, pairs)
+        read_whole_pieces(tiles.predict(cut_squares), tiles.labels, seam.predict(cut_seams),
+                          seam.labels, 7)
+
+    rendered = rendered_reads(tiles, seam, boards=20)
+    costs = [best_ms(partial(whole_pieces, r), repeat)[0] for r in rendered]
+    typical, dearest = (rendered[int(np.argsort(costs)[k])] for k in (len(costs) // 2, -1))
 
     sizes = ", ".join(f"`{c.path.name}` {c.path.stat().st_size / 1024:.0f} KiB "
                       f"{c.card.crop.size}x{c.card.crop.size}" for c in (tiles, seam))
@@ -124,7 +155,8 @@ def tiles_speed(model: str, repeat: int) -> None:
     print("work costs on a free core; a busy machine stretches the wall time): median; ms.\n")
     print("| step | wall ms | CPU ms |")
     print("| --- | --- | --- |")
-    rows = [("crop squares + seams, a warp a crop", per_crop),
+    rows: list[tuple[str, Callable[[], object]]] = [
+            ("crop squares + seams, a warp a crop", per_crop),
             ("crop squares + seams, one warp of the board" if one_canvas else
              "(the two specs share no canvas: a warp a crop)", at_once),
             ("classify 49 squares (`tiles`)", lambda: tiles.predict(squares)),
@@ -132,7 +164,14 @@ def tiles_speed(model: str, repeat: int) -> None:
             ("seams given the squares (`seams.seams_given_squares`)",
              lambda: seams_given_squares(seam_probabilities, seam.labels, square_probabilities,
                                          tiles.labels, pairs)),
-            ("**full read: crop + classify both + seams given the squares**", read)]
+            ("as whole pieces (`read_whole_pieces`), the noise frame's reads",
+             lambda: read_whole_pieces(square_probabilities, tiles.labels, seam_probabilities,
+                                       seam.labels, 7)),
+            (f"as whole pieces, the median of {len(rendered)} held-out boards",
+             partial(whole_pieces, typical)),
+            (f"as whole pieces, the dearest of {len(rendered)} held-out boards",
+             partial(whole_pieces, dearest)),
+            ("**full read: crop + classify both + as whole pieces**", read)]
     for name, action in rows:
         median, best = best_ms(action, repeat)
         print(f"| {name} | {median:.2f} ({best:.2f}) | {cpu_ms(action, repeat):.2f} |")

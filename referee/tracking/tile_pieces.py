@@ -31,11 +31,14 @@ SURE = 1e-4  # probabilities are clipped to [SURE, 1 - SURE] before their logari
 class PieceRules:
     """How far a broken group is read again. `reach`: a neighbouring square read as no
     polyomino's joins the region when its probability of being one is at least this;
-    `largest`: regions of more squares are cut back to the broken group alone (the search
-    grows fast with the region)."""
+    `largest`: regions of more squares are cut back to the broken group alone, and a group
+    larger still is left as read (the search grows fast with the region: a board of noise
+    reads as one group of 48); `steps`: the search's budget, after which it answers the
+    best cut found so far."""
 
     reach: float = 0.2
     largest: int = 16
+    steps: int = 3_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +46,7 @@ class PieceRead:
     squares: NDArray[np.int64]  # label index a square, rules order
     joined: NDArray[np.bool_]  # a seam, `seam_pairs` order
     mended: tuple[frozenset[int], ...]  # the squares read again, a region each: less sure
+    left: tuple[frozenset[int], ...]  # groups still no piece of the set: not to be trusted
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +84,8 @@ def read_whole_pieces(square_probabilities: NDArray[np.floating], square_labels:
         if region is None:
             break
         mended.append(region)
-    return PieceRead(squares, joined, tuple(mended))
+    left = board.breaks(board.groups(polyomino[squares], joined), joined)
+    return PieceRead(squares, joined, tuple(mended), tuple(g for b in left for g in b))
 
 
 def _scores(square_probabilities: NDArray[np.floating], square_labels: Sequence[str],
@@ -133,30 +138,39 @@ class _Board:
                      if other in group)
         return code if inside and code in self.counts else None
 
-    def broken(self, groups: list[frozenset[int]], joined: NDArray[np.bool_]
-               ) -> list[frozenset[int]] | None:
-        """The groups to read again: the first group that is no piece of the set, else every
-        group of a shape seen more often than the set has it; None when nothing breaks."""
+    def breaks(self, groups: list[frozenset[int]], joined: NDArray[np.bool_]
+               ) -> list[list[frozenset[int]]]:
+        """Each break with the groups one of which is to be read again to mend it: a group
+        that is no piece of the set alone; a shape seen more often than the set has it with
+        every group of that shape."""
         shapes = [self.shape(group, joined) for group in groups]
-        for group, code in zip(groups, shapes, strict=True):
-            if code is None:
-                return [group]
-        seen = Counter(shapes)
-        for code, count in seen.items():
+        found = [[group] for group, code in zip(groups, shapes, strict=True) if code is None]
+        for code, count in Counter(shapes).items():
             if code is not None and count > self.counts[code]:
-                return [g for g, c in zip(groups, shapes, strict=True) if c == code]
-        return None
+                found.append([g for g, c in zip(groups, shapes, strict=True) if c == code])
+        return found
 
     def mend(self, squares: NDArray[np.int64], joined: NDArray[np.bool_],
              polyomino: NDArray[np.bool_]) -> frozenset[int] | None:
-        """Read the region around one break again, in place; that region, or None when
-        nothing breaks. (Some cut always fits: every square no polyomino's.)"""
+        """Read the region around the first break that can be mended again, in place; that
+        region, or None when nothing breaks that can be. (A group within `largest` can
+        always be: some cut fits, every square no polyomino's.)"""
         groups = self.groups(polyomino, joined)
-        broken = self.broken(groups, joined)
-        if broken is None:
-            return None
+        for alternatives in self.breaks(groups, joined):
+            region = self.mend_one(alternatives, groups, squares, joined, polyomino)
+            if region is not None:
+                return region
+        return None
+
+    def mend_one(self, alternatives: list[frozenset[int]], groups: list[frozenset[int]],
+                 squares: NDArray[np.int64], joined: NDArray[np.bool_],
+                 polyomino: NDArray[np.bool_]) -> frozenset[int] | None:
+        """Read again the region of the alternative whose cut loses least, if any is small
+        enough to search."""
         best: tuple[float, frozenset[int], dict[int, int]] | None = None
-        for group in broken:
+        for group in alternatives:
+            if len(group) > self.rules.largest:
+                continue
             region = self.region(group, groups, polyomino)
             budget = self.budget(groups, region, joined)
             cut = self.best_cut(region, budget)
@@ -259,6 +273,7 @@ class _Cut:
                     cells = tuple(q for q in region if placement >> q & 1)
                     self.starts[min(cells)].append((code, cells, self.piece_score(cells)))
         self.budget = budget
+        self.steps = board.rules.steps
         self.found: tuple[float, dict[int, int]] | None = None
 
     def piece_score(self, cells: tuple[int, ...]) -> float:
@@ -280,7 +295,9 @@ class _Cut:
 
     def search(self, left: frozenset[int], cut: dict[int, int], used: Counter[str],
                score: float) -> None:
-        if self.found is not None and score + self.bound(left) <= self.found[0]:
+        self.steps -= 1
+        if self.found is not None and (self.steps < 0
+                                       or score + self.bound(left) <= self.found[0]):
             return
         if not left:
             self.found = (score, dict(cut))

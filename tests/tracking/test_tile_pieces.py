@@ -79,6 +79,7 @@ def pieces_of(squares: NDArray[np.int64], joined: NDArray[np.bool_]) -> Counter[
     return Counter(identify_squares(SIZE, g) for g in unique)
 
 
+ALLOWED = Counter({"I2": 4, "I3": 2, "V3": 2, "I4": 1, "O4": 1, "T4": 1, "S4": 1, "L4": 1})
 SET = ["a1 b1", "a3 a4 a5", "c6 c7 d7", "f1 f2 f3 g2", "e5 f5 e6 f6"]  # I2 I3 V3 T4 O4
 
 
@@ -147,6 +148,31 @@ def test_any_read_comes_out_as_whole_pieces_of_the_set(seed: int, sharpness: flo
     seams = np.stack([1 - joined, joined], axis=1)
     result = read_whole_pieces(squares, LABELS, seams, SEAM_LABELS, SIZE)
     shapes = pieces_of(result.squares, result.joined)
-    allowed = Counter({"I2": 4, "I3": 2, "V3": 2, "I4": 1, "O4": 1, "T4": 1, "S4": 1, "L4": 1})
     assert None not in shapes
-    assert all(count <= allowed[str(code)] for code, count in shapes.items())
+    assert all(count <= ALLOWED[str(code)] for code, count in shapes.items())
+
+
+def test_a_group_too_large_to_search_is_left_as_read_and_said() -> None:
+    """A board of noise reads as one group of every square: no cut is searched (it would
+    take ages), the read is kept and the group reported as no piece of the set."""
+    board = Board([], {})
+    board.squares[:] = board.squares[square("a1")][[0, 1, 2, 3, 7, 5, 6, 4, 8, 9]]
+    board.seams[:] = (0.1, 0.9)
+    result = read(board)
+    assert result.mended == ()
+    assert result.left == (frozenset(range(SIZE * SIZE)),)
+    assert all(LABELS[k] == "tile" for k in result.squares)
+
+
+def test_a_block_of_joined_squares_is_cut_within_the_search_budget() -> None:
+    """Sixteen squares all read joined (no piece has more than four): the search stops at
+    its budget with the best cut found, whole pieces of the set."""
+    board = Board(["a1 b1 c1 d1", "a2 b2 c2 d2", "a3 b3 c3 d3", "a4 b4 c4"], {"d4": "blocked"})
+    for a, b in PAIRS:
+        if board.piece[a] >= 0 and board.piece[b] >= 0:
+            board.seams[list(map(tuple, PAIRS)).index((a, b))] = (0.1, 0.9)
+    result = read(board)
+    shapes = pieces_of(result.squares, result.joined)
+    assert None not in shapes and sum(shapes.values()) >= 4
+    assert all(count <= ALLOWED[str(code)] for code, count in shapes.items())
+    assert result.left == () and len(result.mended) == 1
