@@ -158,7 +158,7 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
     seconds = dict.fromkeys(classifiers, 0.0)
     names = _look_names(classifiers, look, pieces_reader)
     looks = {name: _Tally(classifiers) for name in names}
-    looked_seconds: dict[str, float] = {}
+    looking = 0.0  # the second look's own time, beyond the first look's
     for seed in range(first_seed, first_seed + frames):
         frame = render_squares(pieces, seed, hands=0.0, style=style)
         started = time.perf_counter()
@@ -177,12 +177,13 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
             started = time.perf_counter()
             reads = _as_the_referee_reads(frame, pieces, classifiers, probabilities, look,
                                           pieces_reader)
-            looked_seconds[pieces] = (looked_seconds.get(pieces, 0.0)
-                                      + time.perf_counter() - started)
+            looking += time.perf_counter() - started
             for name, tally in looks.items():
                 tally.add(frame, reads[name])
+    # a look reads each model's first crops, the main model's looks again on top
+    looked = {m: t + (looking if m == pieces else 0.0) for m, t in seconds.items()}
     return RenderReport(pieces, frames, first_seed, style, first.reports(seconds), first.whole,
-                        tuple(LookReport(name, tally.reports(looked_seconds), tally.whole)
+                        tuple(LookReport(name, tally.reports(looked), tally.whole)
                               for name, tally in looks.items()))
 
 

@@ -273,6 +273,7 @@ def test_the_held_out_measure_reads_tiles_as_whole_pieces() -> None:
     assert whole.name == WHOLE_PIECES
     assert [m.crops for m in whole.models] == [2 * 49, 2 * 84]
     assert [m.confusion for m in whole.models] == [m.confusion for m in given.models]
+    assert all(m.ms_per_crop > 0 for m in whole.models)  # the seam model's time too
 
 
 def test_a_seam_joins_only_two_polyomino_squares() -> None:
