@@ -284,10 +284,14 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    from referee.pipeline import PipelineSettings
+    from referee.tracking.tile_pieces import read_whole_pieces
     from referee.vision.tasks import evaluate_pieces
 
+    # renders are also read as the referee reads them: a second look, tiles as whole pieces
     print(evaluate_pieces(args.pieces, data=args.data, model=args.model, turns=args.turns,
-                          frames=args.frames))
+                          frames=args.frames, look=PipelineSettings().second_look,
+                          pieces_reader=read_whole_pieces))
     return 0
 
 
@@ -334,7 +338,7 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     train.add_argument("--only", metavar="MODEL",
                        help="tiles: train only this model of the set (tiles or tiles-seam)")
     evaluate = verb("eval", _eval, "print a classifier's accuracy tables (dice: real photos; "
-                    "other sets: held-out renders)")
+                    "other sets: held-out renders, also as the referee reads them)")
     evaluate.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")
     evaluate.add_argument("--frames", type=int, default=100,
                           help="held-out frames to render (not dice; default 100)")

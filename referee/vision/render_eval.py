@@ -243,7 +243,9 @@ def format_render_report(report: RenderReport) -> str:
         f"`{report.style}` (not used in training), no hands.",
         "",
         f"- Boards read without error: **{report.board_share:.1%}** "
-        f"({report.boards_without_error}/{report.frames})",
+        f"({report.boards_without_error}/{report.frames})"
+        + "".join(f"; {look.name}: **{look.boards_without_error / report.frames:.1%}** "
+                  f"({look.boards_without_error}/{report.frames})" for look in report.looks[-1:]),
     ]
     for model in report.models:
         share = model.wrong / max(model.crops, 1)

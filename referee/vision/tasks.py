@@ -16,6 +16,8 @@ from referee.vision.datasets import folder_samples, read_image
 
 if TYPE_CHECKING:
     from referee.vision.evaluate import DiceReport
+    from referee.vision.render_eval import PiecesReader
+    from referee.vision.second_look import SecondLook
 
 PIECE_SETS = ("dice", "penta", "zensu", "tiles")
 # Models read single crops; `tiles-seam` reads crops straddling the line between two squares.
@@ -64,18 +66,20 @@ def classify_files(
 
 def evaluate_pieces(
     pieces: str, *, data: str | None = None, model: str | None = None, turns: int = 1,
-    frames: int = 100,
+    frames: int = 100, look: SecondLook | None = None, pieces_reader: PiecesReader | None = None,
 ) -> str:
     """Dice: the real test split. Other sets: `frames` held-out renders (`model` then
-    names the set's main model; tiles' seam model is always `tiles-seam` beside it)."""
+    names the set's main model; tiles' seam model is always `tiles-seam` beside it), with
+    `look` also as the referee reads them, and tiles with `pieces_reader` as whole pieces."""
     from referee.vision.evaluate import evaluate_dice, format_report
 
     if check_pieces(pieces) != "dice":
         from referee.vision.render_eval import evaluate_renders, format_render_report
 
         check_turns(pieces, turns)
-        return format_render_report(
-            evaluate_renders(pieces, render_classifiers(pieces, model), frames=frames))
+        return format_render_report(evaluate_renders(
+            pieces, render_classifiers(pieces, model), frames=frames, look=look,
+            pieces_reader=pieces_reader if pieces == "tiles" else None))
     classifier = Classifier.load(model or pieces)
     return format_report(evaluate_dice(classifier, data, turns=turns))
 

@@ -319,3 +319,15 @@ def test_crop_folders_cut_side_by_side_merge_into_one(tmp_path: Path) -> None:
     write_crop_folder(str(other), range(3, 4), size=48, margin=0.3, pieces="zensu")
     with pytest.raises(ModelError, match="cut differently"):
         merge_crop_folders([tmp_path / "all", other / "zensu"], tmp_path / "again")
+
+
+def test_eval_reads_held_out_renders_as_the_referee_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """`referee eval` on a render-trained set prints the first look and the ways the referee
+    reads (tiles: to whole pieces), the last one in the headline too."""
+    from referee.vision.render_eval import WHOLE_PIECES
+
+    assert main(["eval", "--pieces", "tiles", "--frames", "1"]) == 0
+    out = capsys.readouterr().out
+    headline = next(line for line in out.splitlines() if line.startswith("- Boards read"))
+    assert WHOLE_PIECES in headline
+    assert f"| {WHOLE_PIECES} |" in out
