@@ -232,6 +232,9 @@ def lattice_hypotheses(fam_a: FloatArray, fam_b: FloatArray, image_shape: tuple[
     if len(quads) == 0:
         return []
     hs = _unit_square_homographies(quads)
+    # Invertible, every one (a batched inv raises on any singular matrix): three collinear
+    # corners of a quad of two lines of each family would make one side of length 0, and
+    # every side left is at least min_square_px.
     with np.errstate(all="ignore"):
         inv = np.asarray(np.linalg.inv(hs), dtype=np.float64)
     homog = np.column_stack([pts, np.ones(len(pts))])
