@@ -172,13 +172,10 @@ class _Board:
             if len(group) > self.rules.largest:
                 continue
             region = self.region(group, groups, polyomino)
-            budget = self.budget(groups, region, joined)
-            cut = self.best_cut(region, budget)
-            if cut is None:
-                continue
-            gain = cut[0] - self.score(region, squares, joined)
+            score, cut = _Cut(self, region, self.budget(groups, region, joined)).best()
+            gain = score - self.score(region, squares, joined)
             if best is None or gain > best[0]:
-                best = (gain, region, cut[1])
+                best = (gain, region, cut)
         if best is None:
             return None
         self.apply(best[1], best[2], squares, joined)
@@ -212,16 +209,9 @@ class _Board:
               joined: NDArray[np.bool_]) -> float:
         """The log-probability of the region as read now."""
         s = self.scores
-        total = sum(s.tile[q] if squares[q] == s.tile_label[q] else
-                    s.other[q] if squares[q] == s.other_label[q] else -np.inf for q in region)
+        total = sum(s.tile[q] if squares[q] == s.tile_label[q] else s.other[q] for q in region)
         return float(total + sum(s.joined[k] if joined[k] else s.apart[k]
                                  for k in self.inner_seams(region)))
-
-    def best_cut(self, region: frozenset[int], budget: Counter[str]
-                 ) -> tuple[float, dict[int, int]] | None:
-        """The most probable cut of the region into pieces within `budget` and squares
-        that are no polyomino's (piece number -1), by branch and bound; None if none fits."""
-        return _Cut(self, region, budget).best()
 
     def apply(self, region: frozenset[int], cut: dict[int, int],
               squares: NDArray[np.int64], joined: NDArray[np.bool_]) -> None:
@@ -249,17 +239,17 @@ def _identify(cells: tuple[tuple[int, int], ...]) -> str | None:
 
 
 class _Cut:
-    """The search for a region's most probable cut: square by square in index order, the
-    lowest square left either is no polyomino's or starts a piece (a placement of a shape
-    in the budget whose lowest square it is, lying within what is left)."""
+    """The search, by branch and bound, for a region's most probable cut into pieces within
+    `budget` and squares that are no polyomino's (piece number -1): square by square in index
+    order, the lowest square left either is no polyomino's or starts a piece (a placement of
+    a shape in the budget whose lowest square it is, lying within what is left)."""
 
     def __init__(self, board: _Board, region: frozenset[int], budget: Counter[str]) -> None:
         s = board.scores
         self.region = region
         seams = board.inner_seams(region)
-        self.seam_ends = [(int(board.pairs[k][0]), int(board.pairs[k][1])) for k in seams]
-        self.gain = {ends: float(s.joined[k] - s.apart[k])
-                     for ends, k in zip(self.seam_ends, seams, strict=True)}
+        self.gain = {(int(board.pairs[k][0]), int(board.pairs[k][1])): float(s.joined[k] - s.apart[k])
+                     for k in seams}
         self.base = float(sum(s.apart[k] for k in seams))
         self.tile = {q: float(s.tile[q]) for q in region}
         self.other = {q: float(s.other[q]) for q in region}
@@ -287,10 +277,11 @@ class _Cut:
         return sum(max(self.tile[q], self.other[q]) for q in left) + sum(
             max(gain, 0.0) for (a, b), gain in self.gain.items() if a in left and b in left)
 
-    def best(self) -> tuple[float, dict[int, int]] | None:
+    def best(self) -> tuple[float, dict[int, int]]:
+        """The best cut's log-probability and its piece number a square. The first cut
+        searched, every square no polyomino's, always fits."""
         self.search(self.region, {}, Counter(), 0.0)
-        if self.found is None:
-            return None
+        assert self.found is not None
         return self.base + self.found[0], self.found[1]
 
     def search(self, left: frozenset[int], cut: dict[int, int], used: Counter[str],
