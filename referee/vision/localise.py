@@ -8,7 +8,8 @@ map's distance transform: grid lines supported, half-way lines not, the grid lin
 extensions one square outside not beyond what texture there gives (so a bigger board, the
 board's own edge or the table's edges do not pass) -> ICP pull onto the edges -> sub-pixel
 fit to the lines' profiles at full resolution (profiles.py), confirmed there; on 3x3 boards
-fitted from nudged starts too, keeping the fit whose inner lines meet its outer lines.
+fitted from nudged starts too, keeping the fit whose inner lines meet its outer lines (and,
+where the lines are printed, whose lines show a printed line where it puts them).
 
 track: the same profile fit started from the previous pose on a crop around the board, in
 whatever naming of the corners the caller uses; None when the board has moved too far, so
@@ -632,7 +633,9 @@ def _best_reached(frame: NDArray[np.uint8], grids: list[FloatArray], files: int,
     from itself and from nudges of it (each family shifted, spaced and turned a little either
     way), the next best grids from themselves, and the fit kept whose inner lines best meet
     its outermost lines and stop there (`line_ends`); among those about as good, the one that
-    most starts reached. NoBoardError when even the best meets fewer than `min_line_ends`:
+    most starts reached (where the lines are printed, the one whose lines most show a printed
+    line where it puts them, if clearly so: `_ridge_judge`). NoBoardError when even the best
+    meets fewer than `min_line_ends`:
     on the benchmark's 3x3 frames every grid found within 1% met at least that, while most
     grids found far off (a hand over the board, a ruled note sheet) met less."""
     starts = [*_nudged(grids[0], files, ranks, s.small_nudges), *grids[1:s.confirm_candidates]]
