@@ -371,6 +371,8 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
                 if fitted is None:
                     return None
                 resid = _residuals(fitted, image_pts, on_x, index + side * shift)
+                if resid is None:
+                    return None
                 scale = max(4.5 * float(np.median(np.abs(resid))), 0.015)
                 tukey = (1 - np.minimum(np.abs(resid) / scale, 1.0) ** 2) ** 2
                 if outer_shift > 0 and round_ == 0:
@@ -391,9 +393,8 @@ def _best_shift(solve: Callable[..., FloatArray | None], pts: FloatArray, on_x: 
     the outer lines then still say which way they run (a border runs parallel to them)."""
     def cost(shift: float) -> float:
         fitted = solve(pts, on_x, index + side * shift, weight, h)
-        if fitted is None:
-            return np.inf
-        return float(np.sum(weight * _residuals(fitted, pts, on_x, index + side * shift) ** 2))
+        resid = None if fitted is None else _residuals(fitted, pts, on_x, index + side * shift)
+        return np.inf if resid is None else float(np.sum(weight * resid ** 2))
 
     coarse = [(cost(float(c)), float(c)) for c in np.arange(0.0, most + 1e-9, step)]
     best_cost, best = min(coarse)
@@ -405,9 +406,15 @@ def _best_shift(solve: Callable[..., FloatArray | None], pts: FloatArray, on_x: 
     return best
 
 
-def _residuals(h: FloatArray, pts: FloatArray, on_x: NDArray[np.bool_], index: FloatArray) -> FloatArray:
-    """Board-unit distance of each image point from its grid line under `h`."""
-    uvw = np.column_stack([pts, np.ones(len(pts))]) @ np.linalg.inv(h).T
+def _residuals(h: FloatArray, pts: FloatArray, on_x: NDArray[np.bool_],
+               index: FloatArray) -> FloatArray | None:
+    """Board-unit distance of each image point from its grid line under `h`; None when `h`
+    is singular (a step of the fit can collapse the grid onto a line on clutter)."""
+    try:
+        back = np.linalg.inv(h)
+    except np.linalg.LinAlgError:
+        return None
+    uvw = np.column_stack([pts, np.ones(len(pts))]) @ back.T
     uv = uvw[:, :2] / uvw[:, 2:3]
     return np.asarray(np.where(on_x, uv[:, 0], uv[:, 1]) - index, dtype=np.float64)
 

@@ -167,3 +167,14 @@ def test_the_ridge_margin_is_not_negative(tmp_path) -> None:  # type: ignore[no-
     path.write_text("[localise]\nridge_margin = -0.1\n")
     with pytest.raises(VisionSettingsError):
         load_settings(path)
+
+
+def test_a_fit_step_that_collapses_the_grid_is_no_crash() -> None:
+    # frame 105 of the 3x3 seeds 80000+ (a hand over the board), fitted with edges paired at
+    # most 0.04 square apart: a step of one nudged start's fit collapsed the grid, and the
+    # residuals' inverse raised LinAlgError out of find_board; that fit now fails alone
+    r = render(80105, "flipflop-3x3", hand=True, distortion=0.0)
+    try:
+        find_board(r.frame, 3, 3, settings=LocaliseSettings(refine_max_pair=0.04))
+    except NoBoardError:
+        pass
