@@ -8,7 +8,8 @@ map's distance transform: grid lines supported, half-way lines not, the grid lin
 extensions one square outside not beyond what texture there gives (so a bigger board, the
 board's own edge or the table's edges do not pass) -> ICP pull onto the edges -> sub-pixel
 fit to the lines' profiles at full resolution (profiles.py), confirmed there; on 3x3 boards
-fitted from nudged starts too, keeping the fit whose inner lines meet its outer lines.
+fitted from nudged starts too, keeping the fit whose inner lines meet its outer lines (and,
+where the lines are printed, whose lines show a printed line where it puts them).
 
 track: the same profile fit started from the previous pose on a crop around the board, in
 whatever naming of the corners the caller uses; None when the board has moved too far, so
@@ -35,7 +36,14 @@ from referee.vision.gridfit import (
     normaliser,
 )
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
-from referee.vision.profiles import fit_profiles, line_ends, profile_support, small_board
+from referee.vision.profiles import (
+    fit_profiles,
+    line_ends,
+    line_polarity,
+    profile_support,
+    ridge_score,
+    small_board,
+)
 from referee.vision.settings import LocaliseSettings, TrackSettings, default_settings
 
 log = logging.getLogger(__name__)
@@ -628,7 +636,9 @@ def _best_reached(frame: NDArray[np.uint8], grids: list[FloatArray], files: int,
     from itself and from nudges of it (each family shifted, spaced and turned a little either
     way), the next best grids from themselves, and the fit kept whose inner lines best meet
     its outermost lines and stop there (`line_ends`); among those about as good, the one that
-    most starts reached. NoBoardError when even the best meets fewer than `min_line_ends`:
+    most starts reached (where the lines are printed, the one whose lines most show a printed
+    line where it puts them, if clearly so: `_ridge_judge`). NoBoardError when even the best
+    meets fewer than `min_line_ends`:
     on the benchmark's 3x3 frames every grid found within 1% met at least that, while most
     grids found far off (a hand over the board, a ruled note sheet) met less."""
     starts = [*_nudged(grids[0], files, ranks, s.small_nudges), *grids[1:s.confirm_candidates]]
@@ -642,7 +652,25 @@ def _best_reached(frame: NDArray[np.uint8], grids: list[FloatArray], files: int,
     def reached(k: int) -> int:
         return sum(_moved(fitted[k], other, files, ranks) < s.same_fit_squares for other in fitted)
 
-    return fitted[max(good, key=lambda k: (reached(k), ends[k], -k))]
+    pick = max(good, key=lambda k: (reached(k), ends[k], -k))
+    return fitted[_ridge_judge(frame, fitted, good, pick, files, ranks, s) if s.ridge_margin > 0 else pick]
+
+
+def _ridge_judge(frame: NDArray[np.uint8], fitted: list[FloatArray], good: list[int], pick: int,
+                 files: int, ranks: int, s: LocaliseSettings) -> int:
+    """On a 3x3 board whose lines are printed (darker or lighter than both their sides), the
+    fit among those meeting their line ends about as well whose lines most show a printed
+    line where it puts them (`ridge_score`), if it beats the pick by `ridge_margin`; the pick
+    otherwise. Fits a few hundredths of a square off (an outer line on a cell's inset frame
+    or beside a border line) meet their line ends as well as the true grid and can be reached
+    by more starts, but miss the printed lines' centres. On a checker without lines no fit
+    has ridges to show, and the pick stands."""
+    polarity = line_polarity(frame, fitted[pick], files, ranks, 0.15)
+    if polarity == 0:
+        return pick
+    scores = {k: ridge_score(frame, fitted[k], files, ranks, polarity) for k in good}
+    best = max(good, key=lambda k: (scores[k], -k))
+    return best if scores[best] > (1 + s.ridge_margin) * scores[pick] else pick
 
 
 def _nudged(h: FloatArray, files: int, ranks: int, nudges: tuple[float, ...]) -> list[FloatArray]:

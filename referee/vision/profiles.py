@@ -371,6 +371,8 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
                 if fitted is None:
                     return None
                 resid = _residuals(fitted, image_pts, on_x, index + side * shift)
+                if resid is None:
+                    return None
                 scale = max(4.5 * float(np.median(np.abs(resid))), 0.015)
                 tukey = (1 - np.minimum(np.abs(resid) / scale, 1.0) ** 2) ** 2
                 if outer_shift > 0 and round_ == 0:
@@ -391,9 +393,8 @@ def _best_shift(solve: Callable[..., FloatArray | None], pts: FloatArray, on_x: 
     the outer lines then still say which way they run (a border runs parallel to them)."""
     def cost(shift: float) -> float:
         fitted = solve(pts, on_x, index + side * shift, weight, h)
-        if fitted is None:
-            return np.inf
-        return float(np.sum(weight * _residuals(fitted, pts, on_x, index + side * shift) ** 2))
+        resid = None if fitted is None else _residuals(fitted, pts, on_x, index + side * shift)
+        return np.inf if resid is None else float(np.sum(weight * resid ** 2))
 
     coarse = [(cost(float(c)), float(c)) for c in np.arange(0.0, most + 1e-9, step)]
     best_cost, best = min(coarse)
@@ -405,9 +406,15 @@ def _best_shift(solve: Callable[..., FloatArray | None], pts: FloatArray, on_x: 
     return best
 
 
-def _residuals(h: FloatArray, pts: FloatArray, on_x: NDArray[np.bool_], index: FloatArray) -> FloatArray:
-    """Board-unit distance of each image point from its grid line under `h`."""
-    uvw = np.column_stack([pts, np.ones(len(pts))]) @ np.linalg.inv(h).T
+def _residuals(h: FloatArray, pts: FloatArray, on_x: NDArray[np.bool_],
+               index: FloatArray) -> FloatArray | None:
+    """Board-unit distance of each image point from its grid line under `h`; None when `h`
+    is singular (a step of the fit can collapse the grid onto a line on clutter)."""
+    try:
+        back = np.linalg.inv(h)
+    except np.linalg.LinAlgError:
+        return None
+    uvw = np.column_stack([pts, np.ones(len(pts))]) @ back.T
     uv = uvw[:, :2] / uvw[:, 2:3]
     return np.asarray(np.where(on_x, uv[:, 0], uv[:, 1]) - index, dtype=np.float64)
 
@@ -485,3 +492,41 @@ def line_ends(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *
     ends = measure(image, h, seg, band, polarity=polarity)
     seen = (np.abs(ends.offset) < near) & (np.nan_to_num(ends.strength) > strong * typical)
     return float(seen[seg.kind == 0].mean() - seen[seg.kind == 2].mean())
+
+
+def ridge_score(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, polarity: int, *,
+                band: float = 0.1, step: float = 0.005, smooth: float = 0.01) -> float:
+    """How many of the grid's lines (0..files + ranks + 2) are printed lines centred where `h`
+    puts them, on a board whose lines are printed darker (`polarity` -1) or lighter (+1) than
+    both their sides. Each segment's profile (with its neighbours on the line, as the fit
+    reads it) is scored by a fall then a rise (`_ridges`: a die's edge is a single step, a
+    die's side face or a border a wide band, neither pairs up) centred on the predicted
+    line, relative to the typical segment's strongest such structure within +-band and
+    capped at 1; a line takes the median of its segments (a die or a hand over one does not
+    decide it), and the lines add up. A grid a few hundredths of a square off, locked onto a
+    cell's inset frame or a border line beside the outermost line, scores less than the
+    true one on every line it misses; a line hidden by a hand scores nothing for either."""
+    if polarity == 0:
+        return 0.0
+    seg = grid_segments(files, ranks)
+    windows = line_windows(files, ranks)
+    offs, signed, seen = _sample(image, h, seg, band, step)
+    clear = np.asarray(seen[windows].all(axis=1), dtype=np.bool_)
+    if not clear.any():
+        return 0.0
+    conv = _ridges(_smoothed(_by_window(signed.mean(axis=1), windows), smooth / step), polarity,
+                   round(RIDGE_REACH / step))
+    # conv[:, k] pairs derivative samples i + j = k: offset first + k * step / 2
+    first = 0.5 * (offs[0] + offs[1])
+    at = -first / (step / 2)
+    k0 = int(np.floor(at))
+    frac = at - k0
+    centred = conv[:, k0] * (1 - frac) + conv[:, k0 + 1] * frac
+    typical = float(np.percentile(conv.max(axis=1)[clear], 75))
+    if typical <= 0:
+        return 0.0
+    value = np.where(clear, np.minimum(centred / typical, 1.0), np.nan)
+    line = np.where(seg.on_x, 0, files + 1) + seg.index.astype(np.int64)
+    per_line = [np.nanmedian(value[line == k]) if np.isfinite(value[line == k]).any() else 0.0
+                for k in range(files + ranks + 2)]
+    return float(np.sum(per_line))

@@ -52,6 +52,7 @@ class LocaliseSettings:
     ends_slack: float = 0.13
     min_line_ends: float = 0.5
     same_fit_squares: float = 0.03
+    ridge_margin: float = 0.1
     lattice_reach: float = 20.0
     wide_below_ends: float = 0.7
     wide_pair_gap: int = 6
@@ -67,6 +68,8 @@ class LocaliseSettings:
                                       "turn) or none")
         if self.max_pair_gap < 1 or self.wide_pair_gap < 1:
             raise VisionSettingsError("[localise] max_pair_gap and wide_pair_gap must be at least 1")
+        if self.ridge_margin < 0:
+            raise VisionSettingsError("[localise] ridge_margin must be 0 (off) or more")
         if self.lattice_reach <= 1.0 or self.wide_reach <= 1.0:
             raise VisionSettingsError("[localise] lattice_reach and wide_reach must be more than one "
                                       "square")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from referee.vision.pose import BoardPose, corner_error
-from referee.vision.profiles import fit_profiles, line_ends, line_polarity
+from referee.vision.profiles import fit_profiles, line_ends, line_polarity, ridge_score
 
 PX = 80  # texture pixels per square
 
@@ -110,3 +110,27 @@ def test_line_ends_tell_the_grid_from_one_on_its_border_or_inside_it() -> None:
     # the border has no lines meeting it; lines go on beyond an outer line inside the grid
     assert line_ends(frame, on_border, 3, 3) < true_ends - 0.5
     assert line_ends(frame, inside, 3, 3) < true_ends - 0.5
+
+
+def test_ridge_score_tells_the_grid_from_one_a_twentieth_of_a_square_off() -> None:
+    frame, h_true = seen(3, 3, 3)
+    polarity = line_polarity(frame, h_true, 3, 3, 0.15)
+    assert polarity == -1
+    true_score = ridge_score(frame, h_true, 3, 3, polarity)
+    assert true_score > 6.0  # of 8 lines
+    # a twentieth of a square inside or outside on every side: the inner lines still meet the
+    # outer ones and stop there (line ends as good as the grid's), but no line is centred on
+    # a printed line any more
+    for scale in ((3 - 2 * 0.05) / 3, (3 + 2 * 0.05) / 3):
+        near = h_true @ _about_the_middle(scale, 3, 3)
+        assert line_ends(frame, near, 3, 3) >= line_ends(frame, h_true, 3, 3) - 0.13
+        assert ridge_score(frame, near, 3, 3, polarity) < true_score - 4.0
+    # the whole grid 0.04 square along one family: that family's four lines miss
+    shifted = h_true @ np.array([[1.0, 0.0, 0.04], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    assert ridge_score(frame, shifted, 3, 3, polarity) < true_score - 2.5
+
+
+def test_ridge_score_is_nothing_on_a_checker_without_lines() -> None:
+    frame, h_true = seen(3, 3, 3, inset_board(3, 3, ink=(200, 225, 230), inset_px=0))
+    assert line_polarity(frame, h_true, 3, 3, 0.15) == 0
+    assert ridge_score(frame, h_true, 3, 3, 0) == 0.0
