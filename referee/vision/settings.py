@@ -95,7 +95,12 @@ class CropSettings:
     pad: float = 0.1
     height_ratio: float = 0.8
     max_extension: float = 1.5
-    default_focal: float = 1.0
+    # focal length / image width where the pose cannot tell it (a board tilted about one of
+    # its own edges, as a camera at the players' side sees it): the Raspberry Pi Camera
+    # Module 3's published 66 degrees across, 0.5 / tan(33 degrees). 1.0 until session 9, a
+    # third too long for it and for the renderer's 50-72 degrees: the top faces fell up to a
+    # third of a square off (benchmarks/dice_real.md, "Session 9").
+    default_focal: float = 0.77
 
 
 @dataclass(frozen=True)

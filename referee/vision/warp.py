@@ -80,7 +80,7 @@ class CameraOverBoard:
 
 
 def camera_over_board(pose: BoardPose, image_size: tuple[int, int], *,
-                      default_focal: float = 1.0,
+                      default_focal: float = CropSettings.default_focal,
                       camera_matrix: FloatArray | None = None) -> CameraOverBoard:
     """Recover the camera centre from the homography. With the camera's intrinsics
     (`camera_matrix` of the frame as given, i.e. undistorted) they are used as they are;
@@ -214,7 +214,7 @@ def square_quads(pose: BoardPose, image_size: tuple[int, int], *, height_ratio: 
 
 
 def top_face_quads(pose: BoardPose, image_size: tuple[int, int], *, height: float,
-                   default_focal: float = 1.0,
+                   default_focal: float = CropSettings.default_focal,
                    camera_matrix: FloatArray | None = None) -> FloatArray:
     """Each square (rules order) as it shows `height` squares above the board, where a
     piece's top face is: (squares, 4, 2) image points, far-left, far-right, near-right,
