@@ -41,7 +41,9 @@ from referee.vision.profiles import (
     fit_profiles,
     line_ends,
     line_polarity,
+    line_ridges,
     profile_support,
+    ridge_polarity,
     ridge_score,
     small_board,
 )
@@ -505,10 +507,14 @@ def _polish_checker(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSe
     points lie 1-8% off in one frame of seven (from the true pose, 54 of 75 development
     checkers held within 1%, 64 with the steps). As a last fit only: every start fitted
     this way picks worse among the fits (more hands' edges reached). Boards with printed
-    lines, and checkers whose squares' tones do not tell a phase, keep their grid."""
+    lines, even faint ones (`checker_max_dark`), and checkers whose squares' tones do not
+    tell a phase keep their grid."""
     frame = _colour(frame_bgr)
     files, ranks = pose.files, pose.ranks
-    if line_polarity(frame, pose.h, files, ranks, 0.15) != 0:
+    # faint dark printed lines (too faint for line_polarity) are no steps: the step's edge
+    # is the line's edge, half a line's width off its centre (outer lines onto the cells)
+    ridges = line_ridges(frame, pose.h, files, ranks, 0.15)
+    if ridges is None or ridges[0] > s.checker_max_dark or ridge_polarity(ridges) != 0:
         return pose
     steps = checker_steps(frame, pose.h, files, ranks, 0.15)
     if steps is None:

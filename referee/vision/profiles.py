@@ -283,6 +283,26 @@ def line_polarity(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: in
     """-1 when the inner grid lines are printed darker than both their sides, +1 when
     lighter, 0 when they are steps between cells (a checker without lines) or unclear. The
     outermost lines are left out: what lies beside them is the margin, not a cell."""
+    return ridge_polarity(line_ridges(image, h, files, ranks, band, along=along, step=step, smooth=smooth))
+
+
+def ridge_polarity(ridges: tuple[float, float] | None) -> int:
+    """line_polarity from `line_ridges`' (dark, light)."""
+    if ridges is None:
+        return 0
+    dark, light = ridges
+    if dark > RIDGE_CLEAR and dark > RIDGE_RATIO * light:
+        return -1
+    if light > RIDGE_CLEAR and light > RIDGE_RATIO * dark:
+        return 1
+    return 0
+
+
+def line_ridges(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, band: float, *,
+                along: int = 6, step: float = 0.01, smooth: float = 0.015) -> tuple[float, float] | None:
+    """How clearly the inner grid lines show a line darker, and one lighter, than both its
+    sides: the median over their segments of the strongest such structure near the line
+    (`_ridges`, weighed by the prior); None when fewer than four segments are in view."""
     sub = grid_segments(files, ranks, along)
     windows = line_windows(files, ranks, along)
     inner = (sub.index > 0) & (sub.index < np.where(sub.on_x, files, ranks))
@@ -290,15 +310,11 @@ def line_polarity(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: in
     clear = inner & seen[windows].all(axis=1)
     rows = _smoothed(_by_window(signed.mean(axis=1), windows), smooth / step)[clear]
     if len(rows) < 4:
-        return 0
+        return None
     reach = round(RIDGE_REACH / step)
     prior = _prior(offs, band, step, 2 * rows.shape[1] - 1)[None, :]
     dark, light = (float(np.median((_ridges(rows, pol, reach) * prior).max(axis=1))) for pol in (-1, 1))
-    if dark > RIDGE_CLEAR and dark > RIDGE_RATIO * light:
-        return -1
-    if light > RIDGE_CLEAR and light > RIDGE_RATIO * dark:
-        return 1
-    return 0
+    return dark, light
 
 
 def _prior(offs: FloatArray, band: float, step: float, size: int) -> FloatArray:
