@@ -39,6 +39,7 @@ SMALL_OUTER_WEIGHT = 0.5  # ... and in every band on 3x3 boards
 RIDGE_REACH = 0.12  # widest printed line (squares) whose two edges pair up, with a taper beyond
 RIDGE_CLEAR = 2.0   # inner lines are printed lines when their median ridge score passes this
 RIDGE_RATIO = 2.0   # ... and this many times the opposite polarity's
+CHECKER_NOISE = 4.0  # a checker's squares differ by this many times a derivative sample's noise
 
 
 def small_board(files: int, ranks: int) -> bool:
@@ -159,18 +160,19 @@ class Profiles:
 def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float, *,
             step: float = 0.01, smooth: float = 0.015,
             windows: NDArray[np.int64] | None = None, max_pair: float | None = None,
-            polarity: int = 0) -> Profiles:
+            polarity: int = 0, steps: FloatArray | None = None) -> Profiles:
     """Sample every segment's profile across +-band squares and find its peak; with
     `windows`, the peak of each window's segments' profiles together (one row per window);
     with `max_pair`, only edges about that far apart (squares) or closer pair up as a line
     (see _paired); with `polarity` -1 (+1), only a line darker (lighter) than both its
     sides counts: a falling edge followed by a rising one (see _ridges; `max_pair` does not
-    apply)."""
+    apply); with `steps` (one +-1 or 0 per segment), a segment with a sign is instead read
+    as a single colour step of that sign across it (see checker_steps), one without as
+    above."""
     offs, signed, seen = _sample(image, h, seg, band, step)
     deriv = _by_window(np.abs(signed).mean(axis=1), windows)
     if windows is not None:
         seen = np.asarray(seen[windows].all(axis=1), dtype=np.bool_)
-    n = len(seen)
     sm = _smoothed(deriv, smooth / step)
     sm = sm - np.median(sm, axis=1, keepdims=True)
     np.maximum(sm, 0, out=sm)
@@ -191,6 +193,17 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
         else:
             conv = _paired(even, max(1, round(max_pair / step)))
     peak = np.argmax(conv * _prior(offs, band, step, conv.shape[1])[None, :], axis=1)
+    if steps is not None and np.any(steps != 0):
+        return _step_profiles(offs, signed, seen, steps, windows, step, smooth, band,
+                              _interpolated(conv, peak, offs, step, length, sm))
+    return _interpolated(conv, peak, offs, step, length, sm, seen)
+
+
+def _interpolated(conv: FloatArray, peak: NDArray[np.int64], offs: FloatArray, step: float,
+                  length: int, sm: FloatArray, seen: NDArray[np.bool_] | None = None) -> Profiles:
+    """The self-convolution's peaks to sub-sample offsets (a parabola through the peak and
+    its neighbours), with their strengths in `sm`; NaN strength where not `seen`."""
+    n = len(peak)
     rows_i = np.arange(n)
     left = conv[rows_i, np.maximum(peak - 1, 0)]
     mid = conv[rows_i, peak]
@@ -202,7 +215,67 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     offset = first + (peak + frac) * step / 2
     centre = np.clip(np.rint((offset - first) / step).astype(np.int64), 0, length - 1)
     strength = sm[rows_i, centre] + 0.5 * sm.max(axis=1)
+    return Profiles(offset, strength if seen is None else np.where(seen, strength, np.nan))
+
+
+def _step_profiles(offs: FloatArray, signed: FloatArray, seen: NDArray[np.bool_], steps: FloatArray,
+                   windows: NDArray[np.int64] | None, step: float, smooth: float, band: float,
+                   plain: Profiles) -> Profiles:
+    """Rows with a sign in `steps`: the strongest step of that sign near the line (each
+    segment's derivative turned by its own sign before a window adds its segments up, so a
+    checker's step, whose sign alternates square by square, adds up, and a die's edge, which
+    does not alternate with the squares, or a border line's two edges, do not); other rows
+    as in `plain`."""
+    turned = _by_window(signed.mean(axis=1) * steps[:, None], windows)
+    sign = steps if windows is None else steps[windows[:, 1]]
+    sm = _smoothed(turned, smooth / step)
+    sm = sm - np.median(sm, axis=1, keepdims=True)
+    np.maximum(sm, 0, out=sm)
+    mids = 0.5 * (offs[:-1] + offs[1:])   # where each derivative sample lies
+    prior = np.exp(-0.5 * (mids / (PRIOR_WIDTH * band)) ** 2)
+    peak = np.argmax(sm * prior[None, :], axis=1)
+    rows_i = np.arange(len(peak))
+    left = sm[rows_i, np.maximum(peak - 1, 0)]
+    mid = sm[rows_i, peak]
+    right = sm[rows_i, np.minimum(peak + 1, sm.shape[1] - 1)]
+    denom = left - 2 * mid + right
+    safe = np.where(np.abs(denom) > 1e-9, denom, -1.0)
+    frac = np.clip(np.where(np.abs(denom) > 1e-9, 0.5 * (left - right) / safe, 0.0), -0.5, 0.5)
+    offset = mids[0] + (peak + frac) * step
+    strength = mid + 0.5 * sm.max(axis=1)
+    use = sign != 0
+    offset = np.where(use, offset, plain.offset)
+    strength = np.where(use, strength, plain.strength)
     return Profiles(offset, np.where(seen, strength, np.nan))
+
+
+def checker_steps(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, band: float, *,
+                  along: int = 6, step: float = 0.01, clear: float = 0.5) -> FloatArray | None:
+    """The sign of the colour step across each grid segment (`grid_segments`' order) of a
+    checker without lines: across an inner line the tone goes from one square to its
+    neighbour, and which is the darker alternates square by square, so the sign is the
+    checker's phase times (-1) ** (line + square). The outermost lines take the same rule,
+    as if the margin's tone lay between the squares' two: where it matches one of them that
+    square shows no step (a weak segment, which the fit weighs little), and where it is
+    darker or lighter than both the other square's step has the expected sign. The phase is
+    read from the inner segments' own steps across the band; None when they do not agree on
+    one (`clear`: the least |sum| / sum of |.| of their votes) or their steps are lost in
+    the noise (`CHECKER_NOISE`), as on a board of one tone."""
+    sub = grid_segments(files, ranks, along)
+    along_sq = np.floor(np.where(sub.on_x[:, None], sub.base[:, :, 1], sub.base[:, :, 0]).mean(axis=1))
+    parity = np.where((sub.index + along_sq).astype(np.int64) % 2 == 0, 1.0, -1.0)
+    inner = (sub.index > 0) & (sub.index < np.where(sub.on_x, files, ranks))
+    _, signed, seen = _sample(image, h, sub, band, step)
+    change = signed.sum(axis=2).mean(axis=1)   # tone beyond the segment less the tone before it
+    use = inner & seen
+    votes = (parity * change)[use]
+    total = float(np.abs(votes).sum())
+    if len(votes) < 4 or total <= 0 or abs(float(votes.sum())) < clear * total:
+        return None
+    # ... and the squares' tones must differ well beyond the noise of one derivative sample
+    if float(np.median(np.abs(votes))) < CHECKER_NOISE * float(np.median(np.abs(signed[use]))):
+        return None
+    return np.asarray(np.sign(votes.sum()) * parity, dtype=np.float64)
 
 
 def line_polarity(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, band: float, *,
@@ -210,6 +283,26 @@ def line_polarity(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: in
     """-1 when the inner grid lines are printed darker than both their sides, +1 when
     lighter, 0 when they are steps between cells (a checker without lines) or unclear. The
     outermost lines are left out: what lies beside them is the margin, not a cell."""
+    return ridge_polarity(line_ridges(image, h, files, ranks, band, along=along, step=step, smooth=smooth))
+
+
+def ridge_polarity(ridges: tuple[float, float] | None) -> int:
+    """line_polarity from `line_ridges`' (dark, light)."""
+    if ridges is None:
+        return 0
+    dark, light = ridges
+    if dark > RIDGE_CLEAR and dark > RIDGE_RATIO * light:
+        return -1
+    if light > RIDGE_CLEAR and light > RIDGE_RATIO * dark:
+        return 1
+    return 0
+
+
+def line_ridges(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, band: float, *,
+                along: int = 6, step: float = 0.01, smooth: float = 0.015) -> tuple[float, float] | None:
+    """How clearly the inner grid lines show a line darker, and one lighter, than both its
+    sides: the median over their segments of the strongest such structure near the line
+    (`_ridges`, weighed by the prior); None when fewer than four segments are in view."""
     sub = grid_segments(files, ranks, along)
     windows = line_windows(files, ranks, along)
     inner = (sub.index > 0) & (sub.index < np.where(sub.on_x, files, ranks))
@@ -217,15 +310,11 @@ def line_polarity(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: in
     clear = inner & seen[windows].all(axis=1)
     rows = _smoothed(_by_window(signed.mean(axis=1), windows), smooth / step)[clear]
     if len(rows) < 4:
-        return 0
+        return None
     reach = round(RIDGE_REACH / step)
     prior = _prior(offs, band, step, 2 * rows.shape[1] - 1)[None, :]
     dark, light = (float(np.median((_ridges(rows, pol, reach) * prior).max(axis=1))) for pol in (-1, 1))
-    if dark > RIDGE_CLEAR and dark > RIDGE_RATIO * light:
-        return -1
-    if light > RIDGE_CLEAR and light > RIDGE_RATIO * dark:
-        return 1
-    return 0
+    return dark, light
 
 
 def _prior(offs: FloatArray, band: float, step: float, size: int) -> FloatArray:
@@ -327,9 +416,12 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
                  bands: tuple[float, ...], *, iterations: int = 2, along: int = 6,
                  step: float = 0.01, robust_rounds: int = 2, rigid: bool = False,
                  outer: tuple[float, ...] | None = None, max_pair: float | None = None,
-                 outer_shift: float = 0.0, ridges: bool = False) -> FloatArray | None:
+                 outer_shift: float = 0.0, ridges: bool = False,
+                 steps: FloatArray | None = None) -> FloatArray | None:
     """Refine `h` (board -> image) to the grid lines' profile peaks, band by band; `rigid`
-    only shifts, turns and scales the board in its plane (see gridfit.solve_rigid)."""
+    only shifts, turns and scales the board in its plane (see gridfit.solve_rigid); with
+    `steps` (from checker_steps, on a checker without lines; `ridges` then does not apply),
+    each line is read as the colour step of the sign the checker's squares give it."""
     solve = solve_rigid if rigid else solve_lines
     sub = grid_segments(files, ranks, along)
     windows = line_windows(files, ranks, along)
@@ -341,13 +433,14 @@ def fit_profiles(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
     # outside them (found once a fit): they still say which way the grid's sides run.
     outermost = (sub.index == 0) | (sub.index == np.where(sub.on_x, files, ranks))
     small = small_board(files, ranks)
-    polarity = line_polarity(image, h, files, ranks, bands[0], along=along, step=step) if ridges else 0
+    polarity = (line_polarity(image, h, files, ranks, bands[0], along=along, step=step)
+                if ridges and steps is None else 0)
     for b, band in enumerate(bands):
         outer_weight = (outer[b] if outer is not None else SMALL_OUTER_WEIGHT if small
                         else OUTER_WEIGHT if b == len(bands) - 1 else EARLY_OUTER_WEIGHT)
         for _ in range(iterations):
             prof = measure(image, h, sub, band, step=step, windows=windows, max_pair=max_pair,
-                           polarity=polarity)
+                           polarity=polarity, steps=steps)
             strength = np.nan_to_num(prof.strength, nan=0.0)
             typical = float(np.median(strength[strength > 0])) if np.any(strength > 0) else 0.0
             good = strength > 0.3 * typical

@@ -53,6 +53,8 @@ class LocaliseSettings:
     min_line_ends: float = 0.5
     same_fit_squares: float = 0.03
     ridge_margin: float = 0.1
+    checker_bands: tuple[float, ...] = (0.1, 0.06)
+    checker_max_dark: float = 1.0
     lattice_reach: float = 20.0
     wide_below_ends: float = 0.7
     wide_pair_gap: int = 6
@@ -70,6 +72,11 @@ class LocaliseSettings:
             raise VisionSettingsError("[localise] max_pair_gap and wide_pair_gap must be at least 1")
         if self.ridge_margin < 0:
             raise VisionSettingsError("[localise] ridge_margin must be 0 (off) or more")
+        if any(not 0 < band <= 0.5 for band in self.checker_bands):
+            raise VisionSettingsError("[localise] checker_bands must lie above 0 and at most 0.5 "
+                                      "square (or be [] for off)")
+        if self.checker_max_dark < 0:
+            raise VisionSettingsError("[localise] checker_max_dark must be 0 or more")
         if self.lattice_reach <= 1.0 or self.wide_reach <= 1.0:
             raise VisionSettingsError("[localise] lattice_reach and wide_reach must be more than one "
                                       "square")

@@ -178,3 +178,39 @@ def test_a_fit_step_that_collapses_the_grid_is_no_crash() -> None:
     r = render(80105, "flipflop-3x3", hand=True, distortion=0.0)
     with contextlib.suppress(NoBoardError):
         find_board(r.frame, 3, 3, settings=LocaliseSettings(refine_max_pair=0.04))
+
+
+@pytest.mark.parametrize("seed", [40140, 80008])
+def test_a_3x3_checker_is_polished_to_its_alternating_steps(seed: int) -> None:
+    # benchmark frames 140 of 40000+ and 8 of 80000+: checkers without lines whose fit locked
+    # onto dice edges and labels (6.9% and 5.6% of the diagonal off without the last fit to
+    # the squares' alternating colour steps)
+    r = frame(seed)
+    errors = {bands: corner_error(find_board(r.frame, 3, 3, settings=LocaliseSettings(checker_bands=bands)),
+                                  r.corners) for bands in ((0.1, 0.06), ())}
+    assert errors[(0.1, 0.06)] < 0.01 * r.diagonal
+    assert errors[()] > 0.02 * r.diagonal
+
+
+def test_checker_bands_are_sensible(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "vision.toml"
+    path.write_text("[localise]\nchecker_bands = []\n")
+    assert load_settings(path).localise.checker_bands == ()
+    path.write_text("[localise]\nchecker_max_dark = -1.0\n")
+    with pytest.raises(VisionSettingsError):
+        load_settings(path)
+    for bad in ("[0.0]", "[0.1, 0.8]"):
+        path.write_text(f"[localise]\nchecker_bands = {bad}\n")
+        with pytest.raises(VisionSettingsError):
+            load_settings(path)
+
+
+def test_a_3x3_board_with_faint_printed_lines_is_not_polished_as_a_checker() -> None:
+    # fresh-set frame 37 of 140000+ (a hand over a third of the frames, none over this one):
+    # thin dark lines between the squares, too faint for line_polarity; read as steps, each
+    # line's edge towards the light square took its place (1.9% off, from 0.05%)
+    r = render(140037, "flipflop-3x3", hand=False, distortion=0.0)
+    errors = {dark: corner_error(find_board(r.frame, 3, 3, settings=LocaliseSettings(checker_max_dark=dark)),
+                                 r.corners) for dark in (1.0, 1e9)}
+    assert errors[1.0] < 0.005 * r.diagonal
+    assert errors[1e9] > 0.01 * r.diagonal

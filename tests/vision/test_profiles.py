@@ -14,7 +14,14 @@ import numpy as np
 import pytest
 
 from referee.vision.pose import BoardPose, corner_error
-from referee.vision.profiles import fit_profiles, line_ends, line_polarity, ridge_score
+from referee.vision.profiles import (
+    checker_steps,
+    fit_profiles,
+    grid_segments,
+    line_ends,
+    line_polarity,
+    ridge_score,
+)
 
 PX = 80  # texture pixels per square
 
@@ -134,3 +141,57 @@ def test_ridge_score_is_nothing_on_a_checker_without_lines() -> None:
     frame, h_true = seen(3, 3, 3, inset_board(3, 3, ink=(200, 225, 230), inset_px=0))
     assert line_polarity(frame, h_true, 3, 3, 0.15) == 0
     assert ridge_score(frame, h_true, 3, 3, 0) == 0.0
+
+
+def checker_with_dice(gap: float) -> np.ndarray:
+    """A 3x3 checker without lines (its light squares the margin's tone, a border line
+    outside) with a white die, outlined dark, in five squares, `gap` square in from the
+    square's sides: each die's edges run along two lines, near them."""
+    tex = inset_board(3, 3, ink=(200, 225, 230), inset_px=0)
+    side = round(0.6 * PX)
+    for f, r in ((0, 0), (2, 0), (0, 2), (2, 2), (1, 1)):
+        x0, y0 = PX + f * PX + round(gap * PX), PX + r * PX + round(gap * PX)
+        cv2.rectangle(tex, (x0, y0), (x0 + side, y0 + side), (245, 245, 245), -1)
+        cv2.rectangle(tex, (x0, y0), (x0 + side, y0 + side), (20, 20, 20), 2)
+    return tex
+
+
+def test_checker_steps_alternate_square_by_square() -> None:
+    frame, h_true = seen(3, 3, 5, checker_with_dice(0.08))
+    steps = checker_steps(frame, h_true, 3, 3, 0.15)
+    assert steps is not None
+    sub = grid_segments(3, 3)
+    # board y runs down the texture: square (f, r) is dark red when f + r is even, and the
+    # tone falls from a light square into a dark one (the colour sum drops)
+    along = np.floor(np.where(sub.on_x[:, None], sub.base[:, :, 1], sub.base[:, :, 0]).mean(axis=1))
+    dark_after = ((sub.index + along).astype(int) % 2 == 0) & (sub.index != 3)
+    inner = (sub.index > 0) & (sub.index < 3)
+    assert np.all(steps[inner & dark_after] == -1.0)
+    assert np.all(steps[inner & ~dark_after] == 1.0)
+    # a board of one tone has no checker phase to read
+    plain = inset_board(3, 3, ink=(200, 225, 230), inset_px=0)
+    plain[PX:4 * PX, PX:4 * PX] = (40, 40, 120)
+    frame, h_true = seen(3, 3, 5, plain)
+    assert checker_steps(frame, h_true, 3, 3, 0.15) is None
+
+
+@pytest.mark.parametrize("gap", [0.06, 0.1])
+def test_a_checker_is_fitted_to_its_alternating_steps_not_to_dice_edges(gap: float) -> None:
+    frame, h_true = seen(3, 3, 7, checker_with_dice(gap))
+    truth = BoardPose.from_homography(h_true, 3, 3)
+    assert line_polarity(frame, h_true, 3, 3, 0.15) == 0
+    # a coarse grid a twentieth of a square off, turned a little
+    start = h_true @ np.array([[1.0, 0.02, 0.06], [0.0, 1.0, -0.05], [0.0, 0.0, 1.0]])
+    steps = checker_steps(frame, start, 3, 3, 0.15)
+    assert steps is not None
+    errors = {}
+    for checker in (False, True):
+        fitted = fit_profiles(frame, start, 3, 3, (0.15, 0.08, 0.06), outer=(1.0, 1.0, 1.0),
+                              outer_shift=0.3, ridges=True, steps=steps if checker else None)
+        assert fitted is not None
+        found = BoardPose.from_homography(fitted, 3, 3)
+        errors[checker] = corner_error(found, truth.corners_array, any_orientation=False) / truth.diagonal
+    # the plain fit takes a die's edge for a line's (a symmetric edge near it); the signed
+    # step that alternates with the squares is only the line
+    assert errors[True] < 0.002
+    assert errors[False] > 0.01
