@@ -203,19 +203,27 @@ def _interpolated(conv: FloatArray, peak: NDArray[np.int64], offs: FloatArray, s
                   length: int, sm: FloatArray, seen: NDArray[np.bool_] | None = None) -> Profiles:
     """The self-convolution's peaks to sub-sample offsets (a parabola through the peak and
     its neighbours), with their strengths in `sm`; NaN strength where not `seen`."""
-    n = len(peak)
-    rows_i = np.arange(n)
-    left = conv[rows_i, np.maximum(peak - 1, 0)]
-    mid = conv[rows_i, peak]
-    right = conv[rows_i, np.minimum(peak + 1, conv.shape[1] - 1)]
-    denom = left - 2 * mid + right
-    safe = np.where(np.abs(denom) > 1e-9, denom, -1.0)
-    frac = np.clip(np.where(np.abs(denom) > 1e-9, 0.5 * (left - right) / safe, 0.0), -0.5, 0.5)
+    rows_i = np.arange(len(peak))
+    frac, _ = _parabola(conv, peak)
     first = 0.5 * (offs[0] + offs[1])  # position of the first derivative sample
     offset = first + (peak + frac) * step / 2
     centre = np.clip(np.rint((offset - first) / step).astype(np.int64), 0, length - 1)
     strength = sm[rows_i, centre] + 0.5 * sm.max(axis=1)
     return Profiles(offset, strength if seen is None else np.where(seen, strength, np.nan))
+
+
+def _parabola(curve: FloatArray, peak: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+    """Each row's peak to sub-sample precision: the vertex of the parabola through the peak
+    and its two neighbours, as an offset from the peak (samples, within +-0.5), and the
+    peak's value."""
+    rows_i = np.arange(len(peak))
+    left = curve[rows_i, np.maximum(peak - 1, 0)]
+    mid = curve[rows_i, peak]
+    right = curve[rows_i, np.minimum(peak + 1, curve.shape[1] - 1)]
+    denom = left - 2 * mid + right
+    safe = np.where(np.abs(denom) > 1e-9, denom, -1.0)
+    frac = np.clip(np.where(np.abs(denom) > 1e-9, 0.5 * (left - right) / safe, 0.0), -0.5, 0.5)
+    return frac, mid
 
 
 def _step_profiles(offs: FloatArray, signed: FloatArray, seen: NDArray[np.bool_], steps: FloatArray,
@@ -234,13 +242,7 @@ def _step_profiles(offs: FloatArray, signed: FloatArray, seen: NDArray[np.bool_]
     mids = 0.5 * (offs[:-1] + offs[1:])   # where each derivative sample lies
     prior = np.exp(-0.5 * (mids / (PRIOR_WIDTH * band)) ** 2)
     peak = np.argmax(sm * prior[None, :], axis=1)
-    rows_i = np.arange(len(peak))
-    left = sm[rows_i, np.maximum(peak - 1, 0)]
-    mid = sm[rows_i, peak]
-    right = sm[rows_i, np.minimum(peak + 1, sm.shape[1] - 1)]
-    denom = left - 2 * mid + right
-    safe = np.where(np.abs(denom) > 1e-9, denom, -1.0)
-    frac = np.clip(np.where(np.abs(denom) > 1e-9, 0.5 * (left - right) / safe, 0.0), -0.5, 0.5)
+    frac, mid = _parabola(sm, peak)
     offset = mids[0] + (peak + frac) * step
     strength = mid + 0.5 * sm.max(axis=1)
     use = sign != 0
