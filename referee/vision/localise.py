@@ -565,9 +565,12 @@ def _line_ends(frame_bgr: NDArray[np.uint8], pose: BoardPose) -> float:
 
 def _colour(frame_bgr: NDArray[np.uint8]) -> NDArray[np.uint8]:
     """The frame as the fits read it: itself in colour, else grey (NoBoardError for a frame
-    that is neither, see `to_grey`)."""
-    grey = to_grey(frame_bgr)
-    return frame_bgr if frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3 else grey
+    that is neither, see `to_grey`). A 3x3 frame passes here up to four times: a colour
+    frame is not converted to grey only to be thrown away."""
+    if (isinstance(frame_bgr, np.ndarray) and frame_bgr.dtype == np.uint8 and frame_bgr.size
+            and frame_bgr.ndim == 3 and frame_bgr.shape[2] == 3):
+        return frame_bgr
+    return to_grey(frame_bgr)
 
 
 def _find_twice(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
