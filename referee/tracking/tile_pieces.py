@@ -74,10 +74,10 @@ def read_whole_pieces(square_probabilities: NDArray[np.floating], square_labels:
                                 square_labels, pairs)
     squares = np.asarray(square_probabilities, np.float64).argmax(axis=1).astype(np.int64)
     joined = given.argmax(axis=1) == list(seam_labels).index(JOINED)
-    board = _Board(size, pairs, Counter(tiles),
-                   _scores(square_probabilities, square_labels, seam_probabilities,
-                           seam_labels), rules)
     polyomino = np.array([label.startswith(POLYOMINO_PREFIX) for label in square_labels])
+    board = _Board(size, pairs, Counter(tiles),
+                   _scores(square_probabilities, polyomino, seam_probabilities, seam_labels),
+                   rules)
     mended = []
     for _ in range(size * size):  # each pass mends one break; a safe bound on passes
         region = board.mend(squares, joined, polyomino[squares])
@@ -88,11 +88,11 @@ def read_whole_pieces(square_probabilities: NDArray[np.floating], square_labels:
     return PieceRead(squares, joined, tuple(mended), tuple(g for b in left for g in b))
 
 
-def _scores(square_probabilities: NDArray[np.floating], square_labels: Sequence[str],
+def _scores(square_probabilities: NDArray[np.floating], polyomino: NDArray[np.bool_],
             seam_probabilities: NDArray[np.floating], seam_labels: Sequence[str]) -> _Scores:
+    """`polyomino`: which square labels are a polyomino's."""
     logs = np.log(np.clip(np.asarray(square_probabilities, np.float64), SURE, 1.0))
-    is_tile = np.array([label.startswith(POLYOMINO_PREFIX) for label in square_labels])
-    tile_columns, other_columns = np.flatnonzero(is_tile), np.flatnonzero(~is_tile)
+    tile_columns, other_columns = np.flatnonzero(polyomino), np.flatnonzero(~polyomino)
     tile_label = tile_columns[logs[:, tile_columns].argmax(axis=1)]
     other_label = other_columns[logs[:, other_columns].argmax(axis=1)]
     rows = np.arange(len(logs))
