@@ -26,6 +26,10 @@ DIE_COLOURS: dict[str, Colour] = {
     "pink": (170, 130, 235), "teal": (140, 140, 20), "grey": (140, 140, 140),
 }
 LIGHT_DICE = ("white", "ivory", "yellow", "pink", "grey")
+# Pips at least this far from their die's body (CIELAB, as `colour_distance`), as dice
+# are inked to be read: the pairings here are 74 or more apart, but gold on orange
+# about 42, pips a person barely makes out (benchmarks/dice_real.md, "Session 10").
+MIN_PIP_CONTRAST = 60.0
 PENTA_COLOURS: list[tuple[Colour, Colour]] = [
     ((150, 195, 230), (45, 60, 85)), ((230, 230, 230), (40, 40, 40)),
     ((120, 170, 215), (60, 50, 150)), ((200, 220, 230), (140, 80, 30)),
@@ -93,8 +97,9 @@ def _die_pair(rng: np.random.Generator, square: float) -> tuple[DieLook, DieLook
         body = tx.jitter(rng, DIE_COLOURS[name], 0.06)
         light = name in LIGHT_DICE
         pips: Colour = (25, 25, 25) if light else (235, 235, 235)
-        if rng.random() < 0.15:
-            pips = (40, 170, 210) if not light else (120, 40, 20)  # gold or navy pips
+        accent: Colour = (40, 170, 210) if not light else (120, 40, 20)  # gold or navy pips
+        if rng.random() < 0.15 and colour_distance(accent, body) >= MIN_PIP_CONTRAST:
+            pips = accent
         one = (30, 30, 190) if light and rng.random() < 0.3 else pips
         alpha = float(rng.uniform(0.8, 0.92)) if (not light and rng.random() < 0.12) else 1.0
         marble = None
