@@ -171,7 +171,7 @@ def third_family(lines: FloatArray, fam_a: FloatArray, fam_b: FloatArray, spread
     def angle(rows: FloatArray) -> FloatArray:
         return np.asarray(np.mod(np.arctan2(rows[:, 1], rows[:, 0]), np.pi), dtype=np.float64)
 
-    def apart(theta: FloatArray, peak: float) -> FloatArray:
+    def apart(theta: FloatArray, peak: float | FloatArray) -> FloatArray:
         return np.asarray(np.abs((theta - peak + np.pi / 2) % np.pi - np.pi / 2), dtype=np.float64)
 
     if len(lines) == 0 or len(fam_a) == 0 or len(fam_b) == 0:
