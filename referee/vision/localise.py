@@ -599,7 +599,7 @@ def _runs_on(frame: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> 
     `few_ends_max_outside` of any side: a grid on part of a bigger pattern (a ruled sheet,
     the dice's edges) or one a square off. Asked only of grids meeting few line ends: on
     the development frames every such grid within 1% showed on at most a quarter of a side,
-    while grids 5-45% off showed on a third to a half."""
+    while grids 5-50% off showed on a third to a half."""
     return profile_support(frame, pose.h, pose.files, pose.ranks).outside > s.few_ends_max_outside
 
 
