@@ -164,6 +164,33 @@ def split_families(lines: FloatArray, spread_deg: float) -> tuple[FloatArray, Fl
     return lines[a], lines[b]
 
 
+def third_family(lines: FloatArray, fam_a: FloatArray, fam_b: FloatArray, spread_deg: float) -> FloatArray:
+    """The lines of the strongest direction left once `fam_a` and `fam_b` (split_families'
+    two) are taken out: those within `spread_deg` of the peak of the rest's directions and
+    further than that from both families' median directions."""
+    def angle(rows: FloatArray) -> FloatArray:
+        return np.asarray(np.mod(np.arctan2(rows[:, 1], rows[:, 0]), np.pi), dtype=np.float64)
+
+    def apart(theta: FloatArray, peak: float | FloatArray) -> FloatArray:
+        return np.asarray(np.abs((theta - peak + np.pi / 2) % np.pi - np.pi / 2), dtype=np.float64)
+
+    if len(lines) == 0 or len(fam_a) == 0 or len(fam_b) == 0:
+        return np.zeros((0, 3))
+    theta = angle(lines)
+    spread = np.radians(spread_deg)
+    rest = np.ones(len(lines), dtype=bool)
+    for fam in (fam_a, fam_b):
+        # a family's median direction (angles doubled, so that 0 and pi are one direction)
+        doubled = 2 * angle(fam)
+        peak = float(np.mod(np.arctan2(np.sin(doubled).sum(), np.cos(doubled).sum()), 2 * np.pi) / 2)
+        rest &= apart(theta, peak) >= spread
+    if not rest.any():
+        return np.zeros((0, 3))
+    near = apart(theta[rest][:, None], theta[rest][None, :]) < np.radians(10.0)
+    peak = float(theta[rest][int(np.argmax(near.sum(axis=0)))])
+    return np.asarray(lines[rest][apart(theta[rest], peak) < spread], dtype=np.float64)
+
+
 def sort_family(lines: FloatArray, centre: FloatArray) -> FloatArray:
     """Order lines of one family by where they cross a transversal through `centre`."""
     normal = lines[:, :2].copy()
@@ -534,7 +561,9 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
     outvoted by clutter. So when the grid found meets few of its line ends (or none is
     found), search once more pairing lines further apart in order and counting crossings
     only near each lattice's square, and keep that grid if it meets as many line ends as the
-    first was asked to (`wide_below_ends`)."""
+    first was asked to (`wide_below_ends`), or, where the first search found nothing, if
+    its printed lines confirm it (`_confirmed`). A grid kept though it meets few line ends
+    is refused when its lines run on beyond it (`few_ends_max_outside`)."""
     first: BoardPose | None = None
     missed: NoBoardError | None = None
     try:
@@ -550,12 +579,44 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
         # wide search's grids that meet fewer are as often a hand's or the dice's as the board's
         if _line_ends(frame_bgr, second) >= s.wide_below_ends:
             return second
+        # ... or, where the first search found nothing (a hand over much of the board hides
+        # line ends), if its printed lines confirm it
+        if first is None and s.wide_confirm_ridge > 0 and _confirmed(_colour(frame_bgr), second, s):
+            return second
     except NoBoardError:
         pass
     if first is None:
         assert missed is not None
         raise missed
+    if _runs_on(_colour(frame_bgr), first, s):
+        raise NoBoardError("no board: the grid found meets few of its line ends and its lines run "
+                           "on beyond it (a bigger grid, a ruled sheet, or something over the board?)")
     return first
+
+
+def _runs_on(frame: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> bool:
+    """Whether a 3x3 grid's lines, extended one square out, show on more than
+    `few_ends_max_outside` of any side: a grid on part of a bigger pattern (a ruled sheet,
+    the dice's edges) or one a square off. Asked only of grids meeting few line ends: on
+    the development frames every such grid within 1% showed on at most a quarter of a side,
+    while grids 5-50% off showed on a third to a half."""
+    return profile_support(frame, pose.h, pose.files, pose.ranks).outside > s.few_ends_max_outside
+
+
+def _confirmed(frame: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> bool:
+    """Whether a 3x3 grid that meets few line ends (a hand over the board hides them) is
+    still the board's: its lines do not run on beyond it (`_runs_on`), and they are printed
+    lines centred where it puts them on at least `wide_confirm_ridge` of them (`ridge_score`;
+    a hand's or a die's edges are no printed lines). Checkers without lines are not
+    confirmed: the squares' alternating tones (`checker_steps`) held under the development
+    frames' wrong grids with a hand as well."""
+    files, ranks = pose.files, pose.ranks
+    if _runs_on(frame, pose, s):
+        return False
+    polarity = ridge_polarity(line_ridges(frame, pose.h, files, ranks, 0.15))
+    if polarity == 0:
+        return False
+    return ridge_score(frame, pose.h, files, ranks, polarity) >= s.wide_confirm_ridge * (files + ranks + 2)
 
 
 def _line_ends(frame_bgr: NDArray[np.uint8], pose: BoardPose) -> float:
@@ -601,10 +662,18 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
     if len(fam_a) < 2 or len(fam_b) < 2:
         raise NoBoardError("no board: no two families of straight lines in view")
     centre = np.array([work.shape[1] / 2, work.shape[0] / 2])
-    fam_a, fam_b = sort_family(fam_a, centre), sort_family(fam_b, centre)
+    pairs = [(fam_a, fam_b)]
+    if small_board(files, ranks) and s.third_family_lines:
+        # a ruled sheet or other clutter beside a small board can outnumber one of the
+        # board's two directions: the board's is then the third
+        fam_c = third_family(lines, fam_a, fam_b, s.family_spread_deg)
+        if len(fam_c) >= s.third_family_lines:
+            pairs += [(fam_a, fam_c), (fam_b, fam_c)]
     windows: list[tuple[float, FloatArray]] = []
-    for lattice in lattice_hypotheses(fam_a, fam_b, work.shape, s):
-        windows += [(score, lattice.h @ t) for score, t in lattice_windows(lattice, near, files, ranks, s)]
+    for one, two in pairs:
+        for lattice in lattice_hypotheses(sort_family(one, centre), sort_family(two, centre), work.shape, s):
+            windows += [(score, lattice.h @ t)
+                        for score, t in lattice_windows(lattice, near, files, ranks, s)]
     windows.sort(key=lambda sh: -sh[0])
     scored: list[tuple[float, FloatArray]] = []
     for _, h in windows[: 3 * s.chamfer_candidates]:

@@ -59,6 +59,9 @@ class LocaliseSettings:
     wide_below_ends: float = 0.7
     wide_pair_gap: int = 6
     wide_reach: float = 4.0
+    wide_confirm_ridge: float = 0.5
+    few_ends_max_outside: float = 0.3
+    third_family_lines: int = 4
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):
@@ -80,6 +83,11 @@ class LocaliseSettings:
         if self.lattice_reach <= 1.0 or self.wide_reach <= 1.0:
             raise VisionSettingsError("[localise] lattice_reach and wide_reach must be more than one "
                                       "square")
+        if not 0 <= self.wide_confirm_ridge <= 1 or not 0 <= self.few_ends_max_outside <= 1:
+            raise VisionSettingsError("[localise] wide_confirm_ridge and few_ends_max_outside must lie "
+                                      "between 0 and 1 (0: off, 1: off)")
+        if self.third_family_lines < 0:
+            raise VisionSettingsError("[localise] third_family_lines must be 0 (off) or more")
 
 
 @dataclass(frozen=True)

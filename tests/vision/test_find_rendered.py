@@ -87,7 +87,12 @@ def test_a_grid_a_file_off_is_not_confirmed_at_full_resolution() -> None:
     # best; refined, its lines are seen to continue beyond it, so the next grid is taken
     r = frame(40014)
     assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
-    first_only = find_board(r.frame, 3, 3, settings=LocaliseSettings(confirm_candidates=1))
+    # with the first grid only: that grid, or (it meets few line ends and its lines run on
+    # beyond it, `few_ends_max_outside`) no board
+    try:
+        first_only = find_board(r.frame, 3, 3, settings=LocaliseSettings(confirm_candidates=1))
+    except NoBoardError:
+        return
     assert corner_error(first_only, r.corners) > 0.1 * r.diagonal
 
 
@@ -116,9 +121,12 @@ def test_nudges_are_three_numbers_or_none(tmp_path) -> None:  # type: ignore[no-
 # narrow search and the wide one, lies 10% or more off, its inner lines meeting few outer lines
 def test_a_3x3_grid_whose_lines_meet_no_outer_line_is_refused() -> None:
     r = render(80010, "flipflop-3x3", hand=False, distortion=0.0)
-    with pytest.raises(NoBoardError, match="meet its outer lines"):
+    # (with a third line family the retry finds a grid 44% off meeting half its line ends,
+    # whose lines run on beyond it: refused as that)
+    with pytest.raises(NoBoardError, match=r"meet its outer lines|run on beyond it"):
         find_board(r.frame, 3, 3)
-    guessed = find_board(r.frame, 3, 3, settings=LocaliseSettings(min_line_ends=0.0))
+    guessed = find_board(r.frame, 3, 3,
+                         settings=LocaliseSettings(min_line_ends=0.0, few_ends_max_outside=1.0))
     assert corner_error(guessed, r.corners) > 0.1 * r.diagonal
 
 
@@ -131,7 +139,8 @@ def test_a_3x3_grid_whose_lines_meet_no_outer_line_is_refused() -> None:
 def test_a_3x3_board_among_dice_edges_is_found_by_the_wide_search(seed: int, hand: bool) -> None:
     r = render(seed, "flipflop-3x3", hand=hand, distortion=0.0)
     assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
-    narrow = LocaliseSettings(wide_below_ends=0.0)
+    # (80006 is found by the first search too once lattices of a third line family are made)
+    narrow = LocaliseSettings(wide_below_ends=0.0, third_family_lines=0)
     try:
         error = corner_error(find_board(r.frame, 3, 3, settings=narrow), r.corners)
     except NoBoardError:
@@ -214,3 +223,54 @@ def test_a_3x3_board_with_faint_printed_lines_is_not_polished_as_a_checker() -> 
                                  r.corners) for dark in (1.0, 1e9)}
     assert errors[1.0] < 0.005 * r.diagonal
     assert errors[1e9] > 0.01 * r.diagonal
+
+
+# frame 7 of the 3x3 seeds 80000+ and frame 2 of 90000+ (a lined score sheet beside the board):
+# clutter (dice edges, the sheet's rulings) outnumbers one of the board's two line directions,
+# so the board's lattices were never made: refused (80007) or the sheet answered (90002, 139%
+# off); with lattices from the third direction too, both are found within 1%
+@pytest.mark.parametrize("seed", [80007, 90002])
+def test_a_3x3_board_whose_direction_clutter_outnumbers_is_found(seed: int) -> None:
+    r = frame(seed)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    try:
+        error = corner_error(find_board(r.frame, 3, 3, settings=LocaliseSettings(third_family_lines=0)),
+                             r.corners)
+    except NoBoardError:
+        return
+    assert error > 0.1 * r.diagonal
+
+
+def test_a_3x3_board_under_a_hand_is_confirmed_by_its_printed_lines() -> None:
+    # frame 93 of the 3x3 seeds 80000+: a hand over a third of a wood board with printed
+    # lines; the first search found nothing, the wide search the board (0.3% off) meeting
+    # 0.62 of its line ends, under the 0.7 asked of it: refused until its printed lines,
+    # centred where it puts them, confirm it
+    r = render(80093, "flipflop-3x3", hand=True, distortion=0.0)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    with pytest.raises(NoBoardError):
+        find_board(r.frame, 3, 3, settings=LocaliseSettings(wide_confirm_ridge=0.0))
+
+
+def test_the_wide_confirmation_and_third_family_settings_are_sensible(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "vision.toml"
+    path.write_text("[localise]\nwide_confirm_ridge = 0\nfew_ends_max_outside = 1.0\n"
+                    "third_family_lines = 0\n")
+    got = load_settings(path).localise
+    assert (got.wide_confirm_ridge, got.few_ends_max_outside, got.third_family_lines) == (0.0, 1.0, 0)
+    for bad in ("wide_confirm_ridge = 1.5", "few_ends_max_outside = -0.1", "third_family_lines = -1"):
+        path.write_text(f"[localise]\n{bad}\n")
+        with pytest.raises(VisionSettingsError):
+            load_settings(path)
+
+
+@pytest.mark.parametrize(("seed", "hand"), [(20080, False), (80009, True)])
+def test_a_3x3_grid_meeting_few_line_ends_whose_lines_run_on_is_refused(seed: int, hand: bool) -> None:
+    # frames 80 of 20000+ and 9 of 80000+ (a hand over the board): the grid answered (7.7% and
+    # 34.5% off) met few of its line ends and its lines, one square out, showed on a third to
+    # a half of a side: a wrong board, now refused
+    r = render(seed, "flipflop-3x3", hand=hand, distortion=0.0)
+    with pytest.raises(NoBoardError, match="run on beyond it"):
+        find_board(r.frame, 3, 3)
+    guessed = find_board(r.frame, 3, 3, settings=LocaliseSettings(few_ends_max_outside=1.0))
+    assert corner_error(guessed, r.corners) > 0.05 * r.diagonal

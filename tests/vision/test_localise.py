@@ -7,9 +7,20 @@ import numpy as np
 import pytest
 
 from referee.errors import NoBoardError, VisionSettingsError
-from referee.vision.localise import _cells_of, _lattice_counts, _refit_lattice, find_board, refit, track
+from referee.vision.gridfit import NearestEdges, edge_map
+from referee.vision.localise import (
+    _cells_of,
+    _lattice_counts,
+    _refit_lattice,
+    find_board,
+    hough_lines,
+    refit,
+    split_families,
+    third_family,
+    track,
+)
 from referee.vision.pose import BoardPose, board_corners, corner_error
-from referee.vision.settings import load_settings
+from referee.vision.settings import default_settings, load_settings
 from tests.vision.scenes import Scene, make_scene
 
 CASES = [  # seed, files, ranks, style, tilt, rotation, hand
@@ -256,3 +267,46 @@ def test_clutter_gets_no_board_or_a_grid_and_no_numerical_warnings(seed: int) ->
         except NoBoardError:
             return
     assert np.all(np.isfinite(pose.corners_array))
+
+
+def _ruled_sheet_beside_a_grid() -> tuple[np.ndarray, np.ndarray]:
+    """A drawn frame: a 3x3 grid of dark lines (turned 10 degrees) and, beside it, a sheet
+    ruled with twelve lines at 45 degrees to the grid's: the sheet's direction outnumbers
+    one of the grid's. Returns the frame and the grid's corners."""
+    frame = np.full((480, 800), 200, np.uint8)
+    turn = np.radians(10.0)
+    along, across = np.array([np.cos(turn), np.sin(turn)]), np.array([-np.sin(turn), np.cos(turn)])
+    origin, side = np.array([420.0, 120.0]), 80.0
+    for k in range(4):
+        for a, b in ((origin + k * side * along, origin + k * side * along + 3 * side * across),
+                     (origin + k * side * across, origin + k * side * across + 3 * side * along)):
+            cv2.line(frame, tuple(np.rint(a).astype(int)), tuple(np.rint(b).astype(int)), 40, 3, cv2.LINE_AA)
+    rule = np.radians(55.0)
+    run, step = np.array([np.cos(rule), np.sin(rule)]), np.array([-np.sin(rule), np.cos(rule)])
+    for k in range(12):
+        start = np.array([150.0, 60.0]) + k * 18 * step
+        cv2.line(frame, tuple(np.rint(start).astype(int)), tuple(np.rint(start + 300 * run).astype(int)),
+                 90, 2, cv2.LINE_AA)
+    corners = np.array([origin, origin + 3 * side * along, origin + 3 * side * (along + across),
+                        origin + 3 * side * across])
+    return frame, corners
+
+
+def test_third_family_holds_the_direction_clutter_outnumbered() -> None:
+    frame, _ = _ruled_sheet_beside_a_grid()
+    s = default_settings().localise
+    edges = edge_map(frame, low_ratio=s.canny_low_ratio, percentile=s.canny_percentile)
+    lines = hough_lines(edges, s, NearestEdges.of(edges, frame))
+    fam_a, fam_b = split_families(lines, s.family_spread_deg)
+    third = third_family(lines, fam_a, fam_b, s.family_spread_deg)
+
+    def degrees(rows: np.ndarray) -> np.ndarray:
+        return np.degrees(np.mod(np.arctan2(rows[:, 1], rows[:, 0]), np.pi))
+
+    # the sheet's lines (normals at 145 degrees) are one of the two families; the grid's
+    # other direction (normals at 10 or 100 degrees) is left to the third
+    assert any(np.all(np.abs(degrees(fam) - 145) < 12) for fam in (fam_a, fam_b))
+    assert len(third) >= 4
+    got = degrees(third)
+    assert np.all((np.abs(got - 10) < 5) | (np.abs(got - 100) < 5) | (got > 175) | (got < 5))
+    assert third_family(lines[:0], fam_a, fam_b, s.family_spread_deg).shape == (0, 3)
