@@ -174,6 +174,31 @@ def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, verti
     """Support of each lattice line x = p (vertical) or y = p, sampled over `span` of the
     other coordinate; NaN for lines mostly out of view."""
     t = span[0] + (np.arange(samples) + 0.5) / samples * (span[1] - span[0])
+    hit, ok = _line_hits(near, h, positions, t, vertical, tol_px, max_angle_deg)
+    seen = ok.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(seen >= 0.3 * samples, hit.sum(axis=1) / seen, np.nan)
+
+
+def cell_support(near: NearestEdges, h: FloatArray, positions: FloatArray, vertical: bool,
+                 cells: FloatArray, *, tol_px: float, per_cell: int = 3,
+                 max_angle_deg: float = 20.0) -> FloatArray:
+    """(len(positions), len(cells)): the support of each lattice line x = p (vertical) or
+    y = p within each cell [c, c + 1] of the other coordinate; NaN where mostly out of view.
+    Where a line has edges along its length, not only in total: a board's bare margin has
+    none of the crossing lines a row of squares has."""
+    t = (np.asarray(cells, dtype=np.float64)[:, None] + (np.arange(per_cell) + 0.5) / per_cell).ravel()
+    hit, ok = _line_hits(near, h, positions, t, vertical, tol_px, max_angle_deg)
+    shape = (len(positions), len(cells), per_cell)
+    seen = ok.reshape(shape).sum(axis=2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(seen >= 0.5 * per_cell, hit.reshape(shape).sum(axis=2) / seen, np.nan)
+
+
+def _line_hits(near: NearestEdges, h: FloatArray, positions: FloatArray, t: FloatArray, vertical: bool,
+               tol_px: float, max_angle_deg: float) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """(len(positions), len(t)) hits (an edge within `tol_px` running along the line) and
+    in-view flags of the points t along each lattice line."""
     pp, tt = np.meshgrid(positions, t, indexing="ij")
     pts = np.column_stack([pp.ravel(), tt.ravel()]) if vertical else np.column_stack([tt.ravel(), pp.ravel()])
     step = np.array([[0.0, 0.05]]) if vertical else np.array([[0.05, 0.0]])
@@ -192,10 +217,7 @@ def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, verti
     d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
     across = np.abs(np.sum(near.normals[near.nearest[yi, xi]] * d, axis=1))
     hit[ok] = (near.dist[yi, xi] <= tol_px) & (across <= np.sin(np.radians(max_angle_deg)))
-    seen = ok.reshape(len(positions), samples).sum(axis=1)
-    hits = hit.reshape(len(positions), samples).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(seen >= 0.3 * samples, hits / seen, np.nan)
+    return hit.reshape(pp.shape), ok.reshape(pp.shape)
 
 
 def normaliser(points: FloatArray) -> FloatArray:

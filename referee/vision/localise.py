@@ -29,6 +29,7 @@ from referee.vision.gridfit import (
     GreyImage,
     NearestEdges,
     Support,
+    cell_support,
     chamfer_fit,
     edge_map,
     grid_support,
@@ -405,6 +406,12 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
                                     tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
     sv = np.nan_to_num(line_support(near, lattice.h, vs, False, (float(lo[0]), float(hi[0])),
                                     tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
+    cells = None
+    if s.band_floor > 0 and not small_board(files, ranks):
+        cells = (cell_support(near, lattice.h, us, True, vs, tol_px=s.support_tol_px,
+                              max_angle_deg=s.support_angle_deg),
+                 cell_support(near, lattice.h, vs, False, us, tol_px=s.support_tol_px,
+                              max_angle_deg=s.support_angle_deg))
     found: list[tuple[float, FloatArray]] = []
     for fw, rw, transposed in ((files, ranks, False), (ranks, files, True)):
         if transposed and files == ranks:
@@ -415,6 +422,8 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
             continue
         scores = ((sum_u[:, None] + sum_v[None, :]) / (fw + rw + 2)
                   - 0.5 * np.maximum(out_u[:, None], out_v[None, :]))
+        if cells is not None:
+            scores = scores - _band_penalty(_window_bands(cells[0], cells[1], fw, rw, scores.shape), s)
         flat = scores.ravel()
         for k in np.argsort(-flat, kind="stable")[: s.windows_per_lattice]:
             a, b = divmod(int(k), len(sum_v))
@@ -424,6 +433,65 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
             found.append((float(flat[k]), t))
     found.sort(key=lambda st: -st[0])
     return found[: s.windows_per_lattice]
+
+
+def _window_bands(cu: FloatArray, cv: FloatArray, fw: int, rw: int,
+                  shape: tuple[int, ...]) -> FloatArray:
+    """For each window of `_window_sums`' starts (a, b) (first u-line us[a + 1], first v-line
+    vs[b + 1]): the least support, over its four outer rows and columns of squares, of the
+    inner lines crossing that row or column there (`cu`: u-lines x v-cells, `cv`: v-lines x
+    u-cells, from `cell_support`); NaN where no band is in view."""
+    na, nb = shape
+    a = np.arange(na)[:, None]
+    b = np.arange(nb)[None, :]
+
+    def band(cross: FloatArray, first_line: NDArray[np.int64], count: int,
+             cell: NDArray[np.int64]) -> FloatArray:
+        # mean over lines first_line .. first_line + count - 1 of cross[line, cell], NaN-aware
+        seen = np.isfinite(cross)
+        total = np.concatenate([np.zeros((1, cross.shape[1])), np.cumsum(np.where(seen, cross, 0), axis=0)])
+        n = np.concatenate([np.zeros((1, cross.shape[1])), np.cumsum(seen, axis=0)])
+        s_ = total[first_line + count, cell] - total[first_line, cell]
+        k = n[first_line + count, cell] - n[first_line, cell]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(np.where(k > 0, s_ / k, np.nan), dtype=np.float64)
+
+    zero_a, zero_b = np.zeros_like(a), np.zeros_like(b)
+    bands = np.stack(np.broadcast_arrays(
+        band(cv, b + 2 + zero_a, rw - 1, a + 1 + zero_b),        # first column of squares
+        band(cv, b + 2 + zero_a, rw - 1, a + fw + zero_b),       # last column
+        band(cu, a + 2 + zero_b, fw - 1, b + 1 + zero_a),        # first row
+        band(cu, a + 2 + zero_b, fw - 1, b + rw + zero_a)))      # last row
+    with np.errstate(all="ignore"):
+        return np.asarray(np.nanmin(np.where(np.isfinite(bands), bands, np.inf), axis=0), dtype=np.float64)
+
+
+def _band_penalty(least: FloatArray | float, s: LocaliseSettings) -> FloatArray:
+    """What a window loses for an outer row or column of squares that no inner line crosses
+    (`band_floor`, `band_weight`): a board's bare margin or the table taken for a row."""
+    least = np.where(np.isfinite(least), least, s.band_floor)
+    return np.asarray(s.band_weight * np.maximum(0.0, s.band_floor - least), dtype=np.float64)
+
+
+def _grid_bands(near: NearestEdges, h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> float:
+    """`_window_bands` of one grid (board -> work pixels)."""
+    cu = cell_support(near, h, np.arange(files + 1, dtype=np.float64), True,
+                      np.arange(ranks, dtype=np.float64), tol_px=s.support_tol_px,
+                      max_angle_deg=s.support_angle_deg)
+    cv = cell_support(near, h, np.arange(ranks + 1, dtype=np.float64), False,
+                      np.arange(files, dtype=np.float64), tol_px=s.support_tol_px,
+                      max_angle_deg=s.support_angle_deg)
+    # as a window starting at line 1 of lines -1, 0, 1, ...: pad a line and a cell before
+    cu = np.pad(cu, ((1, 0), (1, 0)), constant_values=np.nan)
+    cv = np.pad(cv, ((1, 0), (1, 0)), constant_values=np.nan)
+    return float(_window_bands(cu, cv, files, ranks, (1, 1))[0, 0])
+
+
+def _banded(near: NearestEdges, h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> float:
+    """`_band_penalty` of one grid; 0 when off."""
+    if s.band_floor <= 0 or small_board(files, ranks):
+        return 0.0
+    return float(_band_penalty(_grid_bands(near, h, files, ranks, s), s))
 
 
 def _window_sums(support: FloatArray, width: int) -> tuple[FloatArray, FloatArray]:
@@ -678,7 +746,7 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
     scored: list[tuple[float, FloatArray]] = []
     for _, h in windows[: 3 * s.chamfer_candidates]:
         sup = _support(near, h, files, ranks, s)
-        scored.append((sup.score() if sup.visible >= 0.75 else -1.0, h))
+        scored.append((sup.score() - _banded(near, h, files, ranks, s) if sup.visible >= 0.75 else -1.0, h))
     if not scored:
         raise NoBoardError(f"no board: no {files}x{ranks} grid of lines in view")
     scored.sort(key=lambda sh: -sh[0])
@@ -701,7 +769,7 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
             if closest is None or score > closest[0]:
                 closest = (score, shifted, sup)
             if sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None:
-                passing.append((score, shifted))
+                passing.append((score - _banded(near, shifted, files, ranks, s), shifted))
     if not passing:
         assert closest is not None
         why = closest[2].reason(s.min_support, s.min_contrast, s.max_outside_ratio)
