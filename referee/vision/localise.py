@@ -29,7 +29,7 @@ from referee.vision.gridfit import (
     GreyImage,
     NearestEdges,
     Support,
-    cell_support,
+    band_support,
     chamfer_fit,
     edge_map,
     grid_support,
@@ -406,12 +406,10 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
                                     tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
     sv = np.nan_to_num(line_support(near, lattice.h, vs, False, (float(lo[0]), float(hi[0])),
                                     tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
-    cells = None
-    if s.band_floor > 0 and not small_board(files, ranks):
-        cells = (cell_support(near, lattice.h, us, True, vs, tol_px=s.support_tol_px,
-                              max_angle_deg=s.support_angle_deg),
-                 cell_support(near, lattice.h, vs, False, us, tol_px=s.support_tol_px,
-                              max_angle_deg=s.support_angle_deg))
+    banded = s.band_floor > 0 and not small_board(files, ranks)
+    # with the band loss, the best few more windows are scored each way round (the loss can
+    # move a window from outside the plain top ones: the true one under a hand)
+    keep = s.windows_per_lattice * (2 if banded else 1)
     found: list[tuple[float, FloatArray]] = []
     for fw, rw, transposed in ((files, ranks, False), (ranks, files, True)):
         if transposed and files == ranks:
@@ -422,76 +420,38 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
             continue
         scores = ((sum_u[:, None] + sum_v[None, :]) / (fw + rw + 2)
                   - 0.5 * np.maximum(out_u[:, None], out_v[None, :]))
-        if cells is not None:
-            scores = scores - _band_penalty(_window_bands(cells[0], cells[1], fw, rw, scores.shape), s)
         flat = scores.ravel()
-        for k in np.argsort(-flat, kind="stable")[: s.windows_per_lattice]:
+        best: list[tuple[float, FloatArray]] = []
+        for k in np.argsort(-flat, kind="stable")[:keep]:
             a, b = divmod(int(k), len(sum_v))
             u0, v0 = us[a + 1], vs[b + 1]
             t = (np.array([[0.0, 1.0, u0], [1.0, 0.0, v0], [0, 0, 1.0]]) if transposed
                  else np.array([[1.0, 0.0, u0], [0.0, 1.0, v0], [0, 0, 1.0]]))
-            found.append((float(flat[k]), t))
+            best.append((float(flat[k]), t))
+        if banded and best:
+            loss = _band_loss(near, np.stack([lattice.h @ t for _, t in best]), files, ranks, s)
+            best = [(score - float(lost), t) for (score, t), lost in zip(best, loss, strict=True)]
+        found += best
     found.sort(key=lambda st: -st[0])
     return found[: s.windows_per_lattice]
 
 
-def _window_bands(cu: FloatArray, cv: FloatArray, fw: int, rw: int,
-                  shape: tuple[int, ...]) -> FloatArray:
-    """For each window of `_window_sums`' starts (a, b) (first u-line us[a + 1], first v-line
-    vs[b + 1]): the least support, over its four outer rows and columns of squares, of the
-    inner lines crossing that row or column there (`cu`: u-lines x v-cells, `cv`: v-lines x
-    u-cells, from `cell_support`); NaN where no band is in view."""
-    na, nb = shape
-    a = np.arange(na)[:, None]
-    b = np.arange(nb)[None, :]
-
-    def band(cross: FloatArray, first_line: NDArray[np.int64], count: int,
-             cell: NDArray[np.int64]) -> FloatArray:
-        # mean over lines first_line .. first_line + count - 1 of cross[line, cell], NaN-aware
-        seen = np.isfinite(cross)
-        total = np.concatenate([np.zeros((1, cross.shape[1])), np.cumsum(np.where(seen, cross, 0), axis=0)])
-        n = np.concatenate([np.zeros((1, cross.shape[1])), np.cumsum(seen, axis=0)])
-        s_ = total[first_line + count, cell] - total[first_line, cell]
-        k = n[first_line + count, cell] - n[first_line, cell]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(np.where(k > 0, s_ / k, np.nan), dtype=np.float64)
-
-    zero_a, zero_b = np.zeros_like(a), np.zeros_like(b)
-    bands = np.stack(np.broadcast_arrays(
-        band(cv, b + 2 + zero_a, rw - 1, a + 1 + zero_b),        # first column of squares
-        band(cv, b + 2 + zero_a, rw - 1, a + fw + zero_b),       # last column
-        band(cu, a + 2 + zero_b, fw - 1, b + 1 + zero_a),        # first row
-        band(cu, a + 2 + zero_b, fw - 1, b + rw + zero_a)))      # last row
+def _band_loss(near: NearestEdges, hs: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> FloatArray:
+    """What each grid (board -> work pixels) loses for an outer file or rank of squares that
+    its inner lines cross on less than `band_floor` of it (`band_support`): a board's bare
+    margin or the table taken for a row of squares (`band_weight` times the shortfall)."""
+    bands = band_support(near, hs, files, ranks, tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg)
     with np.errstate(all="ignore"):
-        return np.asarray(np.nanmin(np.where(np.isfinite(bands), bands, np.inf), axis=0), dtype=np.float64)
-
-
-def _band_penalty(least: FloatArray | float, s: LocaliseSettings) -> FloatArray:
-    """What a window loses for an outer row or column of squares that no inner line crosses
-    (`band_floor`, `band_weight`): a board's bare margin or the table taken for a row."""
-    least = np.where(np.isfinite(least), least, s.band_floor)
+        least = np.nanmin(np.where(np.isfinite(bands), bands, np.inf), axis=1)
+    least = np.where(np.isfinite(least), least, s.band_floor)   # no band in view: no loss
     return np.asarray(s.band_weight * np.maximum(0.0, s.band_floor - least), dtype=np.float64)
 
 
-def _grid_bands(near: NearestEdges, h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> float:
-    """`_window_bands` of one grid (board -> work pixels)."""
-    cu = cell_support(near, h, np.arange(files + 1, dtype=np.float64), True,
-                      np.arange(ranks, dtype=np.float64), tol_px=s.support_tol_px,
-                      max_angle_deg=s.support_angle_deg)
-    cv = cell_support(near, h, np.arange(ranks + 1, dtype=np.float64), False,
-                      np.arange(files, dtype=np.float64), tol_px=s.support_tol_px,
-                      max_angle_deg=s.support_angle_deg)
-    # as a window starting at line 1 of lines -1, 0, 1, ...: pad a line and a cell before
-    cu = np.pad(cu, ((1, 0), (1, 0)), constant_values=np.nan)
-    cv = np.pad(cv, ((1, 0), (1, 0)), constant_values=np.nan)
-    return float(_window_bands(cu, cv, files, ranks, (1, 1))[0, 0])
-
-
 def _banded(near: NearestEdges, h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> float:
-    """`_band_penalty` of one grid; 0 when off."""
+    """`_band_loss` of one grid; 0 when off and on 3x3 boards (their own search)."""
     if s.band_floor <= 0 or small_board(files, ranks):
         return 0.0
-    return float(_band_penalty(_grid_bands(near, h, files, ranks, s), s))
+    return float(_band_loss(near, h[None], files, ranks, s)[0])
 
 
 def _window_sums(support: FloatArray, width: int) -> tuple[FloatArray, FloatArray]:

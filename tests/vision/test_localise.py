@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 
 from referee.errors import NoBoardError, VisionSettingsError
-from referee.vision.gridfit import NearestEdges, cell_support, edge_map
+from referee.vision.gridfit import NearestEdges, band_support, edge_map
 from referee.vision.localise import (
     _banded,
     _cells_of,
-    _grid_bands,
     _lattice_counts,
     _refit_lattice,
     find_board,
@@ -328,28 +327,31 @@ def _drawn_grid() -> tuple[np.ndarray, NearestEdges, np.ndarray]:
     return frame, NearestEdges.of(edges, frame), h
 
 
-def test_cell_support_is_each_lines_support_square_by_square() -> None:
+def test_band_support_reads_the_crossings_of_each_outer_file_and_rank() -> None:
     _, near, h = _drawn_grid()
     s = default_settings().localise
-    got = cell_support(near, h, np.arange(6, dtype=np.float64), True, np.arange(-2, 7, dtype=np.float64),
-                       tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg)
-    assert got.shape == (6, 9)
-    assert np.all(got[:, 2:7] > 0.6)            # the board's squares: every line crossed
-    assert np.all(got[:, [0, 1, 7, 8]] == 0)    # the bare margin: no line runs on there
-    # off the image: not seen, NaN
-    far = cell_support(near, h, np.array([2.0]), True, np.array([20.0]), tol_px=s.support_tol_px,
-                       max_angle_deg=s.support_angle_deg)
-    assert np.isnan(far[0, 0])
+
+    def bands(files: int, ranks: int, dx: float = 0, dy: float = 0) -> np.ndarray:
+        shifted = h @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1]])
+        return band_support(near, shifted[None], files, ranks, tol_px=s.support_tol_px,
+                            max_angle_deg=s.support_angle_deg)[0]
+
+    assert np.all(bands(5, 5) > 0.9)                       # the board: every band crossed
+    # one rank further down: its last rank is the bare margin, the others still crossed
+    np.testing.assert_allclose(bands(5, 5, dy=1)[3], 0.0)
+    assert np.all(bands(5, 5, dy=1)[:3] > 0.9)
+    # a 4x6 window taking the margin as a sixth rank (a hand over the fifth file): the same
+    assert bands(4, 6)[3] == 0.0 and np.all(bands(4, 6)[:3] > 0.9)
+    # off the image: NaN
+    assert np.all(np.isnan(bands(5, 5, dx=30)))
 
 
 def test_a_window_taking_the_margin_as_a_row_loses_its_band_score() -> None:
     frame, near, h = _drawn_grid()
     s = default_settings().localise
-    assert _grid_bands(near, h, 5, 5, s) > 0.6
     assert _banded(near, h, 5, 5, s) == 0.0
     for dx, dy in ((0, 1), (0, -1), (1, 0), (-1, 0)):
         off = h @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1]])
-        assert _grid_bands(near, off, 5, 5, s) == 0.0
         assert _banded(near, off, 5, 5, s) == pytest.approx(s.band_weight * s.band_floor)
     # a hand over part of the last column leaves the rest of its crossings: no loss
     cv2.ellipse(frame, (268, 140), (28, 42), 0, 0, 360, (120, 160, 210), -1)
