@@ -447,11 +447,12 @@ def _band_loss(near: NearestEdges, hs: FloatArray, files: int, ranks: int, s: Lo
     return np.asarray(s.band_weight * np.maximum(0.0, s.band_floor - least), dtype=np.float64)
 
 
-def _banded(near: NearestEdges, h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> float:
-    """`_band_loss` of one grid; 0 when off and on 3x3 boards (their own search)."""
-    if s.band_floor <= 0 or small_board(files, ranks):
-        return 0.0
-    return float(_band_loss(near, h[None], files, ranks, s)[0])
+def _banded(near: NearestEdges, hs: list[FloatArray], files: int, ranks: int,
+            s: LocaliseSettings) -> FloatArray:
+    """`_band_loss` of each grid; 0 when off and on 3x3 boards (their own search)."""
+    if s.band_floor <= 0 or small_board(files, ranks) or not hs:
+        return np.zeros(len(hs))
+    return _band_loss(near, np.stack(hs), files, ranks, s)
 
 
 def _window_sums(support: FloatArray, width: int) -> tuple[FloatArray, FloatArray]:
@@ -704,9 +705,10 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
                         for score, t in lattice_windows(lattice, near, files, ranks, s)]
     windows.sort(key=lambda sh: -sh[0])
     scored: list[tuple[float, FloatArray]] = []
-    for _, h in windows[: 3 * s.chamfer_candidates]:
+    top = [h for _, h in windows[: 3 * s.chamfer_candidates]]
+    for h, lost in zip(top, _banded(near, top, files, ranks, s), strict=True):
         sup = _support(near, h, files, ranks, s)
-        scored.append((sup.score() - _banded(near, h, files, ranks, s) if sup.visible >= 0.75 else -1.0, h))
+        scored.append((sup.score() - lost if sup.visible >= 0.75 else -1.0, h))
     if not scored:
         raise NoBoardError(f"no board: no {files}x{ranks} grid of lines in view")
     scored.sort(key=lambda sh: -sh[0])
@@ -729,33 +731,40 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
             if closest is None or score > closest[0]:
                 closest = (score, shifted, sup)
             if sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None:
-                passing.append((score - _banded(near, shifted, files, ranks, s), shifted))
+                passing.append((score, shifted))
     if not passing:
         assert closest is not None
         why = closest[2].reason(s.min_support, s.min_contrast, s.max_outside_ratio)
         raise NoBoardError(f"no board: {why or 'no grid of that size'}")
+    lost = _banded(near, [h for _, h in passing], files, ranks, s)
+    passing = [(score - float(k), h) for (score, h), k in zip(passing, lost, strict=True)]
     passing.sort(key=lambda sh: -sh[0])
     if BoardPose.from_homography(passing[0][1], files, ranks).square_size_px() < s.min_square_px:
         raise NoBoardError("no board: the grid's squares are too small to read")
     grids = [_to_frame(h, scale) for _, h in passing]
     if small_board(files, ranks) and s.small_nudges:
         return canonical(_best_reached(colour, grids, files, ranks, s), files, ranks)
-    return canonical(_first_confirmed(colour, grids, files, ranks, s), files, ranks)
+    return canonical(_first_confirmed(colour, grids, files, ranks, s, near, scale), files, ranks)
 
 
 def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: int, ranks: int,
-                     s: LocaliseSettings) -> FloatArray:
+                     s: LocaliseSettings, near: NearestEdges | None = None, scale: float = 1.0) -> FloatArray:
     """The best grid by edge support (at the work size) that, refined, its full-resolution
     line profiles confirm, trying the next best few in turn: at the work size a grid a
     square off (onto a board's margin, its labels or its border) can score as well as the
     true one, while at full resolution the lines it would continue into show. The best one
-    refined when none is confirmed."""
+    refined when none is confirmed. With `near` (the work copy's edges, `scale` to it), a grid
+    after the first is confirmed only if no outer file or rank of it is bare of crossings
+    (`_band_loss`): past a best grid a hand hides part of, the next is often the window a
+    row off onto the margin, whose lines at full resolution show as well."""
     first: FloatArray | None = None
-    for h in grids[: s.confirm_candidates]:
+    for k, h in enumerate(grids[: s.confirm_candidates]):
         fitted = refine(frame, h, files, ranks, s)
         first = fitted if first is None else first
         support = profile_support(frame, fitted, files, ranks)
-        if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None:
+        if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None:
+            continue
+        if k == 0 or near is None or _banded(near, [_from_frame(fitted, scale)], files, ranks, s)[0] == 0:
             return fitted
     assert first is not None
     return first

@@ -349,13 +349,13 @@ def test_band_support_reads_the_crossings_of_each_outer_file_and_rank() -> None:
 def test_a_window_taking_the_margin_as_a_row_loses_its_band_score() -> None:
     frame, near, h = _drawn_grid()
     s = default_settings().localise
-    assert _banded(near, h, 5, 5, s) == 0.0
+    assert _banded(near, [h], 5, 5, s)[0] == 0.0
     for dx, dy in ((0, 1), (0, -1), (1, 0), (-1, 0)):
         off = h @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1]])
-        assert _banded(near, off, 5, 5, s) == pytest.approx(s.band_weight * s.band_floor)
+        assert _banded(near, [off], 5, 5, s)[0] == pytest.approx(s.band_weight * s.band_floor)
     # a hand over part of the last column leaves the rest of its crossings: no loss
     cv2.ellipse(frame, (268, 140), (28, 42), 0, 0, 360, (120, 160, 210), -1)
     edges = edge_map(frame, low_ratio=s.canny_low_ratio, percentile=s.canny_percentile)
-    assert _banded(NearestEdges.of(edges, frame), h, 5, 5, s) == 0.0
+    assert _banded(NearestEdges.of(edges, frame), [h], 5, 5, s)[0] == 0.0
     # 3x3 boards keep their own search: never penalised
-    assert _banded(near, h @ np.array([[1.0, 0, 0], [0, 1.0, 1], [0, 0, 1]]), 3, 3, s) == 0.0
+    assert _banded(near, [h @ np.array([[1.0, 0, 0], [0, 1.0, 1], [0, 0, 1]])], 3, 3, s)[0] == 0.0
