@@ -436,11 +436,13 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
     return found[: s.windows_per_lattice]
 
 
-def _band_loss(near: NearestEdges, hs: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> FloatArray:
+def _band_loss(near: NearestEdges, hs: FloatArray, files: int, ranks: int, s: LocaliseSettings,
+               per_cell: int = 3) -> FloatArray:
     """What each grid (board -> work pixels) loses for an outer file or rank of squares that
     its inner lines cross on less than `band_floor` of it (`band_support`): a board's bare
     margin or the table taken for a row of squares (`band_weight` times the shortfall)."""
-    bands = band_support(near, hs, files, ranks, tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg)
+    bands = band_support(near, hs, files, ranks, tol_px=s.support_tol_px, per_cell=per_cell,
+                         max_angle_deg=s.support_angle_deg)
     with np.errstate(all="ignore"):
         least = np.nanmin(np.where(np.isfinite(bands), bands, np.inf), axis=1)
     least = np.where(np.isfinite(least), least, s.band_floor)   # no band in view: no loss
@@ -448,11 +450,11 @@ def _band_loss(near: NearestEdges, hs: FloatArray, files: int, ranks: int, s: Lo
 
 
 def _banded(near: NearestEdges, hs: list[FloatArray], files: int, ranks: int,
-            s: LocaliseSettings) -> FloatArray:
+            s: LocaliseSettings, per_cell: int = 3) -> FloatArray:
     """`_band_loss` of each grid; 0 when off and on 3x3 boards (their own search)."""
     if s.band_floor <= 0 or small_board(files, ranks) or not hs:
         return np.zeros(len(hs))
-    return _band_loss(near, np.stack(hs), files, ranks, s)
+    return _band_loss(near, np.stack(hs), files, ranks, s, per_cell)
 
 
 def _window_sums(support: FloatArray, width: int) -> tuple[FloatArray, FloatArray]:
@@ -754,17 +756,22 @@ def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: i
     square off (onto a board's margin, its labels or its border) can score as well as the
     true one, while at full resolution the lines it would continue into show. The best one
     refined when none is confirmed. With `near` (the work copy's edges, `scale` to it), a grid
-    after the first is confirmed only if no outer file or rank of it is bare of crossings
-    (`_band_loss`): past a best grid a hand hides part of, the next is often the window a
-    row off onto the margin, whose lines at full resolution show as well."""
+    after the first is confirmed only if its outer files and ranks are crossed by its inner
+    lines no worse than the first's (`_band_loss`): past a best grid a hand hides part of,
+    the next is often the window a row off onto the bare margin, whose lines at full
+    resolution show as well."""
     first: FloatArray | None = None
+    first_loss = 0.0
     for k, h in enumerate(grids[: s.confirm_candidates]):
         fitted = refine(frame, h, files, ranks, s)
-        first = fitted if first is None else first
+        # 8 samples a square: 3 (the window search's) can tie a hand's grid with the board's
+        loss = 0.0 if near is None else float(
+            _banded(near, [_from_frame(fitted, scale)], files, ranks, s, per_cell=8)[0])
+        if first is None:
+            first, first_loss = fitted, loss
         support = profile_support(frame, fitted, files, ranks)
-        if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None:
-            continue
-        if k == 0 or near is None or _banded(near, [_from_frame(fitted, scale)], files, ranks, s)[0] == 0:
+        if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None and (
+                k == 0 or loss <= first_loss):
             return fitted
     assert first is not None
     return first
