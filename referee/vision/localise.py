@@ -406,10 +406,7 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
                                     tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
     sv = np.nan_to_num(line_support(near, lattice.h, vs, False, (float(lo[0]), float(hi[0])),
                                     tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
-    banded = s.band_floor > 0 and not small_board(files, ranks)
-    # with the band loss, the best few more windows are scored each way round (the loss can
-    # move a window from outside the plain top ones: the true one under a hand)
-    keep = s.windows_per_lattice * (2 if banded else 1)
+    keep = s.windows_per_lattice * (2 if _bands_on(files, ranks, s) else 1)
     found: list[tuple[float, FloatArray]] = []
     for fw, rw, transposed in ((files, ranks, False), (ranks, files, True)):
         if transposed and files == ranks:
@@ -428,12 +425,38 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
             t = (np.array([[0.0, 1.0, u0], [1.0, 0.0, v0], [0, 0, 1.0]]) if transposed
                  else np.array([[1.0, 0.0, u0], [0.0, 1.0, v0], [0, 0, 1.0]]))
             best.append((float(flat[k]), t))
-        if banded and best:
-            loss = _band_loss(near, np.stack([lattice.h @ t for _, t in best]), files, ranks, s)
-            best = [(score - float(lost), t) for (score, t), lost in zip(best, loss, strict=True)]
         found += best
     found.sort(key=lambda st: -st[0])
-    return found[: s.windows_per_lattice]
+    # with the band loss on, the best few more each way round, for `_banded_windows` to cut
+    return found if keep > s.windows_per_lattice else found[: s.windows_per_lattice]
+
+
+def _bands_on(files: int, ranks: int, s: LocaliseSettings) -> bool:
+    """Whether windows lose for bare outer bands (`band_floor`): not on 3x3 boards, which have
+    their own search."""
+    return s.band_floor > 0 and not small_board(files, ranks)
+
+
+def _banded_windows(near: NearestEdges, found: list[tuple[_Lattice, list[tuple[float, FloatArray]]]],
+                    files: int, ranks: int, s: LocaliseSettings) -> list[tuple[float, FloatArray]]:
+    """(score, board -> work map): each lattice's best `windows_per_lattice` windows, their
+    scores less `_band_loss` when on (each lattice's windows then come twice as many, so
+    that the loss can lift one from outside the plain best: the board's under a hand). The
+    losses of every lattice's windows in one call: a call a lattice cost as much again."""
+    out: list[tuple[float, FloatArray]] = []
+    if not _bands_on(files, ranks, s):
+        for lattice, windows in found:
+            out += [(score, lattice.h @ t) for score, t in windows]
+        return out
+    hs = [lattice.h @ t for lattice, windows in found for _, t in windows]
+    lost = iter(_band_loss(near, np.stack(hs), files, ranks, s)) if hs else iter(())
+    k = 0
+    for _, windows in found:
+        scored = [(score - float(next(lost)), hs[k + j]) for j, (score, _) in enumerate(windows)]
+        k += len(windows)
+        scored.sort(key=lambda sh: -sh[0])
+        out += scored[: s.windows_per_lattice]
+    return out
 
 
 def _band_loss(near: NearestEdges, hs: FloatArray, files: int, ranks: int, s: LocaliseSettings,
@@ -700,11 +723,11 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
         fam_c = third_family(lines, fam_a, fam_b, s.family_spread_deg)
         if len(fam_c) >= s.third_family_lines:
             pairs += [(fam_a, fam_c), (fam_b, fam_c)]
-    windows: list[tuple[float, FloatArray]] = []
+    found: list[tuple[_Lattice, list[tuple[float, FloatArray]]]] = []
     for one, two in pairs:
         for lattice in lattice_hypotheses(sort_family(one, centre), sort_family(two, centre), work.shape, s):
-            windows += [(score, lattice.h @ t)
-                        for score, t in lattice_windows(lattice, near, files, ranks, s)]
+            found.append((lattice, lattice_windows(lattice, near, files, ranks, s)))
+    windows = _banded_windows(near, found, files, ranks, s)
     windows.sort(key=lambda sh: -sh[0])
     scored: list[tuple[float, FloatArray]] = []
     top = [h for _, h in windows[: 3 * s.chamfer_candidates]]
