@@ -5,8 +5,9 @@ pixels whose gradient lies across it -> two direction families -> hypotheses fro
 neighbouring lines of each family (the unit square of a lattice) -> count the line crossings
 that fall on that lattice -> refit, pick the window of the wanted size (on boards bigger than
 3x3, one whose outer row or column of squares no inner line crosses, a bare margin or the
-table taken for a row, loses) -> score on the edge map's distance transform: grid lines supported, half-way lines not, the grid lines'
-extensions one square outside not beyond what texture there gives (so a bigger board, the
+table taken for a row, loses) -> score on the edge map's distance transform: grid lines
+supported, half-way lines not, the grid lines' extensions one square outside not beyond
+what texture there gives (so a bigger board, the
 board's own edge or the table's edges do not pass) -> ICP pull onto the edges -> sub-pixel
 fit to the lines' profiles at full resolution (profiles.py), confirmed there; on 3x3 boards
 fitted from nudged starts too, keeping the fit whose inner lines meet its outer lines (and,
