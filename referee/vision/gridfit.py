@@ -174,28 +174,84 @@ def line_support(near: NearestEdges, h: FloatArray, positions: FloatArray, verti
     """Support of each lattice line x = p (vertical) or y = p, sampled over `span` of the
     other coordinate; NaN for lines mostly out of view."""
     t = span[0] + (np.arange(samples) + 0.5) / samples * (span[1] - span[0])
+    hit, ok = _line_hits(near, h, positions, t, vertical, tol_px, max_angle_deg)
+    seen = ok.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(seen >= 0.3 * samples, hit.sum(axis=1) / seen, np.nan)
+
+
+def band_support(near: NearestEdges, hs: FloatArray, files: int, ranks: int, *, tol_px: float,
+                 per_cell: int = 3, max_angle_deg: float = 20.0) -> FloatArray:
+    """(len(hs), 4): for each grid (board -> image), the support of its inner lines where they
+    cross its first and last file and its first and last rank of squares (in that order);
+    NaN where mostly out of view. A board's bare margin or the table taken for a row of
+    squares has none of the crossing lines a row of squares has."""
+    pts, vertical, band = _band_points(files, ranks, per_cell)
+    step = np.where(vertical[:, None], np.array([[0.0, 0.05]]), np.array([[0.05, 0.0]]))
+    homog = np.column_stack([pts, np.ones(len(pts))])
+    ahead_h = np.column_stack([pts + step, np.ones(len(pts))])
+    mapped = np.einsum("kij,nj->kni", hs, homog).reshape(-1, 3)
+    ahead = np.einsum("kij,nj->kni", hs, ahead_h).reshape(-1, 3)
+    hit, ok = _hits(near, mapped, ahead, tol_px, max_angle_deg)
+    onehot = (band[:, None] == np.arange(4)[None, :]).astype(np.float64)
+    hits = hit.reshape(len(hs), -1) @ onehot
+    seen = ok.reshape(len(hs), -1).astype(np.float64) @ onehot
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.where(seen >= 0.5 * onehot.sum(axis=0), hits / seen, np.nan), dtype=np.float64)
+
+
+@lru_cache(maxsize=32)
+def _band_points(files: int, ranks: int,
+                 per_cell: int) -> tuple[FloatArray, NDArray[np.bool_], NDArray[np.int64]]:
+    """Board points of `band_support`: along each inner line within each outer band, whether
+    the line is a file line (vertical), and the band's number."""
+    t = (np.arange(per_cell) + 0.5) / per_cell
+    pts: list[FloatArray] = []
+    vertical: list[NDArray[np.bool_]] = []
+    band: list[NDArray[np.int64]] = []
+    for k, u0 in enumerate((0, files - 1)):   # the first and last file, crossed by rank lines
+        uu, vv = np.meshgrid(u0 + t, np.arange(1, ranks, dtype=np.float64))
+        pts.append(np.column_stack([uu.ravel(), vv.ravel()]))
+        vertical.append(np.zeros(uu.size, dtype=np.bool_))
+        band.append(np.full(uu.size, k, dtype=np.int64))
+    for k, v0 in enumerate((0, ranks - 1)):   # the first and last rank, crossed by file lines
+        uu, vv = np.meshgrid(np.arange(1, files, dtype=np.float64), v0 + t)
+        pts.append(np.column_stack([uu.ravel(), vv.ravel()]))
+        vertical.append(np.ones(uu.size, dtype=np.bool_))
+        band.append(np.full(uu.size, 2 + k, dtype=np.int64))
+    return np.vstack(pts), np.concatenate(vertical), np.concatenate(band)
+
+
+def _line_hits(near: NearestEdges, h: FloatArray, positions: FloatArray, t: FloatArray, vertical: bool,
+               tol_px: float, max_angle_deg: float) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """(len(positions), len(t)) hits and in-view flags of the points t along each lattice line."""
     pp, tt = np.meshgrid(positions, t, indexing="ij")
     pts = np.column_stack([pp.ravel(), tt.ravel()]) if vertical else np.column_stack([tt.ravel(), pp.ravel()])
     step = np.array([[0.0, 0.05]]) if vertical else np.array([[0.05, 0.0]])
     mapped = pts @ h[:, :2].T + h[:, 2]
     ahead = (pts + step) @ h[:, :2].T + h[:, 2]
+    hit, ok = _hits(near, mapped, ahead, tol_px, max_angle_deg)
+    return hit.reshape(pp.shape), ok.reshape(pp.shape)
+
+
+def _hits(near: NearestEdges, mapped: FloatArray, ahead: FloatArray, tol_px: float,
+          max_angle_deg: float) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Whether each point (homogeneous image rows `mapped`; `ahead`, a step along its line)
+    has an edge within `tol_px` whose gradient is across the line, and whether it is in view."""
     with np.errstate(divide="ignore", invalid="ignore"):
         xy = mapped[:, :2] / mapped[:, 2:3]
         direction = ahead[:, :2] / ahead[:, 2:3] - xy
     rows, cols = near.dist.shape
     ok = (mapped[:, 2] > 0) & (ahead[:, 2] > 0) & np.all(np.isfinite(xy), axis=1)
     ok &= (xy[:, 0] >= 0) & (xy[:, 0] <= cols - 1) & (xy[:, 1] >= 0) & (xy[:, 1] <= rows - 1)
-    hit = np.zeros(len(pts))
+    hit = np.zeros(len(mapped))
     xi = np.rint(xy[ok, 0]).astype(np.int64)
     yi = np.rint(xy[ok, 1]).astype(np.int64)
     d = direction[ok]
     d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
     across = np.abs(np.sum(near.normals[near.nearest[yi, xi]] * d, axis=1))
     hit[ok] = (near.dist[yi, xi] <= tol_px) & (across <= np.sin(np.radians(max_angle_deg)))
-    seen = ok.reshape(len(positions), samples).sum(axis=1)
-    hits = hit.reshape(len(positions), samples).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(seen >= 0.3 * samples, hits / seen, np.nan)
+    return hit, np.asarray(ok, dtype=np.bool_)
 
 
 def normaliser(points: FloatArray) -> FloatArray:

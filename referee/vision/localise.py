@@ -3,9 +3,11 @@
 find_board: edges (Canny per colour channel) -> Hough lines, each voted for only by edge
 pixels whose gradient lies across it -> two direction families -> hypotheses from pairs of
 neighbouring lines of each family (the unit square of a lattice) -> count the line crossings
-that fall on that lattice -> refit, pick the window of the wanted size -> score on the edge
-map's distance transform: grid lines supported, half-way lines not, the grid lines'
-extensions one square outside not beyond what texture there gives (so a bigger board, the
+that fall on that lattice -> refit, pick the window of the wanted size (on boards bigger than
+3x3, one whose outer row or column of squares no inner line crosses, a bare margin or the
+table taken for a row, loses) -> score on the edge map's distance transform: grid lines
+supported, half-way lines not, the grid lines' extensions one square outside not beyond
+what texture there gives (so a bigger board, the
 board's own edge or the table's edges do not pass) -> ICP pull onto the edges -> sub-pixel
 fit to the lines' profiles at full resolution (profiles.py), confirmed there; on 3x3 boards
 fitted from nudged starts too, keeping the fit whose inner lines meet its outer lines (and,
@@ -29,6 +31,7 @@ from referee.vision.gridfit import (
     GreyImage,
     NearestEdges,
     Support,
+    band_support,
     chamfer_fit,
     edge_map,
     grid_support,
@@ -405,6 +408,7 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
                                     tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
     sv = np.nan_to_num(line_support(near, lattice.h, vs, False, (float(lo[0]), float(hi[0])),
                                     tol_px=s.support_tol_px, max_angle_deg=s.support_angle_deg))
+    keep = s.windows_per_lattice * (2 if _bands_on(files, ranks, s) else 1)
     found: list[tuple[float, FloatArray]] = []
     for fw, rw, transposed in ((files, ranks, False), (ranks, files, True)):
         if transposed and files == ranks:
@@ -416,14 +420,66 @@ def lattice_windows(lattice: _Lattice, near: NearestEdges, files: int, ranks: in
         scores = ((sum_u[:, None] + sum_v[None, :]) / (fw + rw + 2)
                   - 0.5 * np.maximum(out_u[:, None], out_v[None, :]))
         flat = scores.ravel()
-        for k in np.argsort(-flat, kind="stable")[: s.windows_per_lattice]:
+        best: list[tuple[float, FloatArray]] = []
+        for k in np.argsort(-flat, kind="stable")[:keep]:
             a, b = divmod(int(k), len(sum_v))
             u0, v0 = us[a + 1], vs[b + 1]
             t = (np.array([[0.0, 1.0, u0], [1.0, 0.0, v0], [0, 0, 1.0]]) if transposed
                  else np.array([[1.0, 0.0, u0], [0.0, 1.0, v0], [0, 0, 1.0]]))
-            found.append((float(flat[k]), t))
+            best.append((float(flat[k]), t))
+        found += best
     found.sort(key=lambda st: -st[0])
-    return found[: s.windows_per_lattice]
+    # with the band loss on, the best few more each way round, for `_banded_windows` to cut
+    return found if keep > s.windows_per_lattice else found[: s.windows_per_lattice]
+
+
+def _bands_on(files: int, ranks: int, s: LocaliseSettings) -> bool:
+    """Whether windows lose for bare outer bands (`band_floor`): not on 3x3 boards, which have
+    their own search."""
+    return s.band_floor > 0 and not small_board(files, ranks)
+
+
+def _banded_windows(near: NearestEdges, found: list[tuple[_Lattice, list[tuple[float, FloatArray]]]],
+                    files: int, ranks: int, s: LocaliseSettings) -> list[tuple[float, FloatArray]]:
+    """(score, board -> work map): each lattice's best `windows_per_lattice` windows, their
+    scores less `_band_loss` when on (each lattice's windows then come twice as many, so
+    that the loss can lift one from outside the plain best: the board's under a hand). The
+    losses of every lattice's windows in one call: a call a lattice cost as much again."""
+    out: list[tuple[float, FloatArray]] = []
+    if not _bands_on(files, ranks, s):
+        for lattice, windows in found:
+            out += [(score, lattice.h @ t) for score, t in windows]
+        return out
+    hs = [lattice.h @ t for lattice, windows in found for _, t in windows]
+    lost = iter(_band_loss(near, np.stack(hs), files, ranks, s)) if hs else iter(())
+    k = 0
+    for _, windows in found:
+        scored = [(score - float(next(lost)), hs[k + j]) for j, (score, _) in enumerate(windows)]
+        k += len(windows)
+        scored.sort(key=lambda sh: -sh[0])
+        out += scored[: s.windows_per_lattice]
+    return out
+
+
+def _band_loss(near: NearestEdges, hs: FloatArray, files: int, ranks: int, s: LocaliseSettings,
+               per_cell: int = 3) -> FloatArray:
+    """What each grid (board -> work pixels) loses for an outer file or rank of squares that
+    its inner lines cross on less than `band_floor` of it (`band_support`): a board's bare
+    margin or the table taken for a row of squares (`band_weight` times the shortfall)."""
+    bands = band_support(near, hs, files, ranks, tol_px=s.support_tol_px, per_cell=per_cell,
+                         max_angle_deg=s.support_angle_deg)
+    with np.errstate(all="ignore"):
+        least = np.nanmin(np.where(np.isfinite(bands), bands, np.inf), axis=1)
+    least = np.where(np.isfinite(least), least, s.band_floor)   # no band in view: no loss
+    return np.asarray(s.band_weight * np.maximum(0.0, s.band_floor - least), dtype=np.float64)
+
+
+def _banded(near: NearestEdges, hs: list[FloatArray], files: int, ranks: int,
+            s: LocaliseSettings, per_cell: int = 3) -> FloatArray:
+    """`_band_loss` of each grid; 0 when off and on 3x3 boards (their own search)."""
+    if s.band_floor <= 0 or small_board(files, ranks) or not hs:
+        return np.zeros(len(hs))
+    return _band_loss(near, np.stack(hs), files, ranks, s, per_cell)
 
 
 def _window_sums(support: FloatArray, width: int) -> tuple[FloatArray, FloatArray]:
@@ -669,16 +725,17 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
         fam_c = third_family(lines, fam_a, fam_b, s.family_spread_deg)
         if len(fam_c) >= s.third_family_lines:
             pairs += [(fam_a, fam_c), (fam_b, fam_c)]
-    windows: list[tuple[float, FloatArray]] = []
+    found: list[tuple[_Lattice, list[tuple[float, FloatArray]]]] = []
     for one, two in pairs:
         for lattice in lattice_hypotheses(sort_family(one, centre), sort_family(two, centre), work.shape, s):
-            windows += [(score, lattice.h @ t)
-                        for score, t in lattice_windows(lattice, near, files, ranks, s)]
+            found.append((lattice, lattice_windows(lattice, near, files, ranks, s)))
+    windows = _banded_windows(near, found, files, ranks, s)
     windows.sort(key=lambda sh: -sh[0])
     scored: list[tuple[float, FloatArray]] = []
-    for _, h in windows[: 3 * s.chamfer_candidates]:
+    top = [h for _, h in windows[: 3 * s.chamfer_candidates]]
+    for h, lost in zip(top, _banded(near, top, files, ranks, s), strict=True):
         sup = _support(near, h, files, ranks, s)
-        scored.append((sup.score() if sup.visible >= 0.75 else -1.0, h))
+        scored.append((sup.score() - lost if sup.visible >= 0.75 else -1.0, h))
     if not scored:
         raise NoBoardError(f"no board: no {files}x{ranks} grid of lines in view")
     scored.sort(key=lambda sh: -sh[0])
@@ -706,28 +763,40 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
         assert closest is not None
         why = closest[2].reason(s.min_support, s.min_contrast, s.max_outside_ratio)
         raise NoBoardError(f"no board: {why or 'no grid of that size'}")
+    lost = _banded(near, [h for _, h in passing], files, ranks, s)
+    passing = [(score - float(k), h) for (score, h), k in zip(passing, lost, strict=True)]
     passing.sort(key=lambda sh: -sh[0])
     if BoardPose.from_homography(passing[0][1], files, ranks).square_size_px() < s.min_square_px:
         raise NoBoardError("no board: the grid's squares are too small to read")
     grids = [_to_frame(h, scale) for _, h in passing]
     if small_board(files, ranks) and s.small_nudges:
         return canonical(_best_reached(colour, grids, files, ranks, s), files, ranks)
-    return canonical(_first_confirmed(colour, grids, files, ranks, s), files, ranks)
+    return canonical(_first_confirmed(colour, grids, files, ranks, s, near, scale), files, ranks)
 
 
 def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: int, ranks: int,
-                     s: LocaliseSettings) -> FloatArray:
+                     s: LocaliseSettings, near: NearestEdges | None = None, scale: float = 1.0) -> FloatArray:
     """The best grid by edge support (at the work size) that, refined, its full-resolution
     line profiles confirm, trying the next best few in turn: at the work size a grid a
     square off (onto a board's margin, its labels or its border) can score as well as the
     true one, while at full resolution the lines it would continue into show. The best one
-    refined when none is confirmed."""
+    refined when none is confirmed. With `near` (the work copy's edges, `scale` to it), a grid
+    after the first is confirmed only if its outer files and ranks are crossed by its inner
+    lines no worse than the first's (`_band_loss`): past a best grid a hand hides part of,
+    the next is often the window a row off onto the bare margin, whose lines at full
+    resolution show as well."""
     first: FloatArray | None = None
-    for h in grids[: s.confirm_candidates]:
+    first_loss = 0.0
+    for k, h in enumerate(grids[: s.confirm_candidates]):
         fitted = refine(frame, h, files, ranks, s)
-        first = fitted if first is None else first
+        # 8 samples a square: 3 (the window search's) can tie a hand's grid with the board's
+        loss = 0.0 if near is None else float(
+            _banded(near, [_from_frame(fitted, scale)], files, ranks, s, per_cell=8)[0])
+        if first is None:
+            first, first_loss = fitted, loss
         support = profile_support(frame, fitted, files, ranks)
-        if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None:
+        if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None and (
+                k == 0 or loss <= first_loss):
             return fitted
     assert first is not None
     return first

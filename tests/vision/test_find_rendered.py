@@ -274,3 +274,28 @@ def test_a_3x3_grid_meeting_few_line_ends_whose_lines_run_on_is_refused(seed: in
         find_board(r.frame, 3, 3)
     guessed = find_board(r.frame, 3, 3, settings=LocaliseSettings(few_ends_max_outside=1.0))
     assert corner_error(guessed, r.corners) > 0.05 * r.diagonal
+
+
+@pytest.mark.parametrize(("seed", "game", "hand"), [(20003, "tensei", True), (80211, "rinne-5x5", True)])
+def test_a_window_taking_the_margin_for_a_row_loses_to_the_board_under_a_hand(
+        seed: int, game: str, hand: bool) -> None:
+    # frame 3 of 20000+ (legacy hands) and 211 of 80000+: a hand over the board's last file
+    # or rank, and a window of the same lattice taking the board's bare margin as a row won
+    # (77.8% and 41.8% off); its outer row is crossed by none of its inner lines, and with
+    # that counted against it the board's own window wins
+    r = render(seed, game, hand=hand, distortion=0.0)
+    files, ranks = r.truth.files, r.truth.ranks
+    assert corner_error(find_board(r.frame, files, ranks), r.corners) < 0.01 * r.diagonal
+    off = find_board(r.frame, files, ranks, settings=LocaliseSettings(band_floor=0.0))
+    assert corner_error(off, r.corners) > 0.1 * r.diagonal
+
+
+def test_the_band_settings_are_sensible(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "vision.toml"
+    path.write_text("[localise]\nband_floor = 0\nband_weight = 2.5\n")
+    got = load_settings(path).localise
+    assert (got.band_floor, got.band_weight) == (0.0, 2.5)
+    for bad in ("band_floor = 1.5", "band_floor = -0.1", "band_weight = -1"):
+        path.write_text(f"[localise]\n{bad}\n")
+        with pytest.raises(VisionSettingsError):
+            load_settings(path)

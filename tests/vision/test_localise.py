@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from referee.errors import NoBoardError, VisionSettingsError
-from referee.vision.gridfit import NearestEdges, edge_map
+from referee.vision.gridfit import NearestEdges, band_support, edge_map
 from referee.vision.localise import (
+    _banded,
     _cells_of,
     _lattice_counts,
     _refit_lattice,
@@ -310,3 +311,51 @@ def test_third_family_holds_the_direction_clutter_outnumbered() -> None:
     got = degrees(third)
     assert np.all((np.abs(got - 10) < 5) | (np.abs(got - 100) < 5) | (got > 175) | (got < 5))
     assert third_family(lines[:0], fam_a, fam_b, s.family_spread_deg).shape == (0, 3)
+
+
+def _drawn_grid() -> tuple[np.ndarray, NearestEdges, np.ndarray]:
+    """A 5x5 grid of dark lines, 37 px squares, on a plain light board with two squares of
+    bare margin round it, a little noise: its edges and board -> pixel map."""
+    frame = np.full((400, 400, 3), 200, dtype=np.uint8)
+    frame += np.random.default_rng(5).integers(0, 12, frame.shape, dtype=np.uint8)
+    for k in range(6):
+        cv2.line(frame, (101 + 37 * k, 101), (101 + 37 * k, 286), (40, 40, 40), 1, cv2.LINE_AA)
+        cv2.line(frame, (101, 101 + 37 * k), (286, 101 + 37 * k), (40, 40, 40), 1, cv2.LINE_AA)
+    s = default_settings().localise
+    edges = edge_map(frame, low_ratio=s.canny_low_ratio, percentile=s.canny_percentile)
+    h = np.array([[37.0, 0, 101], [0, 37.0, 101], [0, 0, 1]])
+    return frame, NearestEdges.of(edges, frame), h
+
+
+def test_band_support_reads_the_crossings_of_each_outer_file_and_rank() -> None:
+    _, near, h = _drawn_grid()
+    s = default_settings().localise
+
+    def bands(files: int, ranks: int, dx: float = 0, dy: float = 0) -> np.ndarray:
+        shifted = h @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1]])
+        return band_support(near, shifted[None], files, ranks, tol_px=s.support_tol_px,
+                            max_angle_deg=s.support_angle_deg)[0]
+
+    assert np.all(bands(5, 5) > 0.9)                       # the board: every band crossed
+    # one rank further down: its last rank is the bare margin, the others still crossed
+    np.testing.assert_allclose(bands(5, 5, dy=1)[3], 0.0)
+    assert np.all(bands(5, 5, dy=1)[:3] > 0.9)
+    # a 4x6 window taking the margin as a sixth rank (a hand over the fifth file): the same
+    assert bands(4, 6)[3] == 0.0 and np.all(bands(4, 6)[:3] > 0.9)
+    # off the image: NaN
+    assert np.all(np.isnan(bands(5, 5, dx=30)))
+
+
+def test_a_window_taking_the_margin_as_a_row_loses_its_band_score() -> None:
+    frame, near, h = _drawn_grid()
+    s = default_settings().localise
+    assert _banded(near, [h], 5, 5, s)[0] == 0.0
+    for dx, dy in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+        off = h @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1]])
+        assert _banded(near, [off], 5, 5, s)[0] == pytest.approx(s.band_weight * s.band_floor)
+    # a hand over part of the last column leaves the rest of its crossings: no loss
+    cv2.ellipse(frame, (268, 140), (28, 42), 0, 0, 360, (120, 160, 210), -1)
+    edges = edge_map(frame, low_ratio=s.canny_low_ratio, percentile=s.canny_percentile)
+    assert _banded(NearestEdges.of(edges, frame), [h], 5, 5, s)[0] == 0.0
+    # 3x3 boards keep their own search: never penalised
+    assert _banded(near, [h @ np.array([[1.0, 0, 0], [0, 1.0, 1], [0, 0, 1]])], 3, 3, s)[0] == 0.0
