@@ -50,16 +50,6 @@ def test_the_outer_shift_keeps_the_fit_off_the_border_line() -> None:
     assert err_plain > 2 * err_shift
 
 
-def test_outer_weights_need_one_per_band(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "vision.toml"
-    path.write_text("[localise]\nrefine_bands = [0.15, 0.08]\nrefine_outer = [0.25, 0.5]\n"
-                    "refine_outer_small = [1.0, 1.0]\n")
-    assert load_settings(path).localise.refine_outer == (0.25, 0.5)
-    path.write_text("[localise]\nrefine_bands = [0.15, 0.08]\n")
-    with pytest.raises(VisionSettingsError):
-        load_settings(path)
-
-
 def test_the_ridge_fit_keeps_a_board_off_its_border_line() -> None:
     # benchmark frame 1 of the development seeds: a border line a little outside the outer
     # printed line; the light gap between them is as symmetric as a line (0.07% of the
@@ -108,15 +98,6 @@ def test_a_3x3_board_is_fitted_from_nudged_starts(seed: int) -> None:
     assert corner_error(single, r.corners) > 0.02 * r.diagonal
 
 
-def test_nudges_are_three_numbers_or_none(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "vision.toml"
-    path.write_text("[localise]\nsmall_nudges = []\n")
-    assert load_settings(path).localise.small_nudges == ()
-    path.write_text("[localise]\nsmall_nudges = [0.1, 0.05]\n")
-    with pytest.raises(VisionSettingsError):
-        load_settings(path)
-
-
 # frame 10 of the 3x3 seeds 80000+: a board tilted 31 degrees whose every grid found, by the
 # narrow search and the wide one, lies 10% or more off, its inner lines meeting few outer lines
 def test_a_3x3_grid_whose_lines_meet_no_outer_line_is_refused() -> None:
@@ -148,17 +129,6 @@ def test_a_3x3_board_among_dice_edges_is_found_by_the_wide_search(seed: int, han
     assert error > 0.1 * r.diagonal
 
 
-def test_the_wide_search_needs_sensible_reach_and_gaps(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "vision.toml"
-    path.write_text("[localise]\nwide_pair_gap = 8\nwide_reach = 3.5\nwide_below_ends = 0.0\n")
-    loaded = load_settings(path).localise
-    assert (loaded.wide_pair_gap, loaded.wide_reach, loaded.wide_below_ends) == (8, 3.5, 0.0)
-    for bad in ("wide_pair_gap = 0", "wide_reach = 0.5", "lattice_reach = 1.0"):
-        path.write_text(f"[localise]\n{bad}\n")
-        with pytest.raises(VisionSettingsError):
-            load_settings(path)
-
-
 # frame 26 of 60000+ and frame 68 of the 3x3 seeds 80000+: printed lines, and among the fits
 # meeting their line ends as well as the grid, the one most starts reached lies 1.7% / 3.8%
 # off (outer lines on a cell's inset frame, one family turned); the fit whose lines show a
@@ -169,15 +139,6 @@ def test_a_3x3_board_with_printed_lines_is_judged_by_its_ridges(seed: int) -> No
     assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
     plain = find_board(r.frame, 3, 3, settings=LocaliseSettings(ridge_margin=0.0))
     assert corner_error(plain, r.corners) > 0.015 * r.diagonal
-
-
-def test_the_ridge_margin_is_not_negative(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "vision.toml"
-    path.write_text("[localise]\nridge_margin = 0\n")
-    assert load_settings(path).localise.ridge_margin == 0.0
-    path.write_text("[localise]\nridge_margin = -0.1\n")
-    with pytest.raises(VisionSettingsError):
-        load_settings(path)
 
 
 def test_a_fit_step_that_collapses_the_grid_is_no_crash() -> None:
@@ -199,19 +160,6 @@ def test_a_3x3_checker_is_polished_to_its_alternating_steps(seed: int) -> None:
                                   r.corners) for bands in ((0.1, 0.06), ())}
     assert errors[(0.1, 0.06)] < 0.01 * r.diagonal
     assert errors[()] > 0.02 * r.diagonal
-
-
-def test_checker_bands_are_sensible(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "vision.toml"
-    path.write_text("[localise]\nchecker_bands = []\n")
-    assert load_settings(path).localise.checker_bands == ()
-    path.write_text("[localise]\nchecker_max_dark = -1.0\n")
-    with pytest.raises(VisionSettingsError):
-        load_settings(path)
-    for bad in ("[0.0]", "[0.1, 0.8]"):
-        path.write_text(f"[localise]\nchecker_bands = {bad}\n")
-        with pytest.raises(VisionSettingsError):
-            load_settings(path)
 
 
 def test_a_3x3_board_with_faint_printed_lines_is_not_polished_as_a_checker() -> None:
@@ -252,18 +200,6 @@ def test_a_3x3_board_under_a_hand_is_confirmed_by_its_printed_lines() -> None:
         find_board(r.frame, 3, 3, settings=LocaliseSettings(wide_confirm_ridge=0.0))
 
 
-def test_the_wide_confirmation_and_third_family_settings_are_sensible(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "vision.toml"
-    path.write_text("[localise]\nwide_confirm_ridge = 0\nfew_ends_max_outside = 1.0\n"
-                    "third_family_lines = 0\n")
-    got = load_settings(path).localise
-    assert (got.wide_confirm_ridge, got.few_ends_max_outside, got.third_family_lines) == (0.0, 1.0, 0)
-    for bad in ("wide_confirm_ridge = 1.5", "few_ends_max_outside = -0.1", "third_family_lines = -1"):
-        path.write_text(f"[localise]\n{bad}\n")
-        with pytest.raises(VisionSettingsError):
-            load_settings(path)
-
-
 @pytest.mark.parametrize(("seed", "hand"), [(20080, False), (80009, True)])
 def test_a_3x3_grid_meeting_few_line_ends_whose_lines_run_on_is_refused(seed: int, hand: bool) -> None:
     # frames 80 of 20000+ and 9 of 80000+ (a hand over the board): the grid answered (7.7% and
@@ -290,12 +226,40 @@ def test_a_window_taking_the_margin_for_a_row_loses_to_the_board_under_a_hand(
     assert corner_error(off, r.corners) > 0.1 * r.diagonal
 
 
-def test_the_band_settings_are_sensible(tmp_path) -> None:  # type: ignore[no-untyped-def]
+# ---------------------------------------------------------------- the finder's settings
+
+def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-untyped-def]
     path = tmp_path / "vision.toml"
-    path.write_text("[localise]\nband_floor = 0\nband_weight = 2.5\n")
-    got = load_settings(path).localise
-    assert (got.band_floor, got.band_weight) == (0.0, 2.5)
-    for bad in ("band_floor = 1.5", "band_floor = -0.1", "band_weight = -1"):
-        path.write_text(f"[localise]\n{bad}\n")
-        with pytest.raises(VisionSettingsError):
-            load_settings(path)
+    path.write_text(f"[localise]\n{body}\n")
+    return load_settings(path).localise
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("refine_bands = [0.15, 0.08]\nrefine_outer = [0.25, 0.5]\nrefine_outer_small = [1.0, 1.0]",
+     {"refine_outer": (0.25, 0.5)}),
+    ("small_nudges = []", {"small_nudges": ()}),
+    ("wide_pair_gap = 8\nwide_reach = 3.5\nwide_below_ends = 0.0",
+     {"wide_pair_gap": 8, "wide_reach": 3.5, "wide_below_ends": 0.0}),
+    ("ridge_margin = 0", {"ridge_margin": 0.0}),
+    ("checker_bands = []", {"checker_bands": ()}),
+    ("wide_confirm_ridge = 0\nfew_ends_max_outside = 1.0\nthird_family_lines = 0",
+     {"wide_confirm_ridge": 0.0, "few_ends_max_outside": 1.0, "third_family_lines": 0}),
+    ("band_floor = 0\nband_weight = 2.5", {"band_floor": 0.0, "band_weight": 2.5}),
+])
+def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+    got = localise_from(tmp_path, body)
+    assert {name: getattr(got, name) for name in expected} == expected
+
+
+@pytest.mark.parametrize("body", [
+    "refine_bands = [0.15, 0.08]",  # the outer weights need one a band
+    "small_nudges = [0.1, 0.05]",  # three numbers or none
+    "wide_pair_gap = 0", "wide_reach = 0.5", "lattice_reach = 1.0",
+    "ridge_margin = -0.1",
+    "checker_max_dark = -1.0", "checker_bands = [0.0]", "checker_bands = [0.1, 0.8]",
+    "wide_confirm_ridge = 1.5", "few_ends_max_outside = -0.1", "third_family_lines = -1",
+    "band_floor = 1.5", "band_floor = -0.1", "band_weight = -1",
+])
+def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(VisionSettingsError):
+        localise_from(tmp_path, body)
