@@ -170,9 +170,23 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
     as a single colour step of that sign across it (see checker_steps), one without as
     above."""
     offs, signed, seen = _sample(image, h, seg, band, step)
-    deriv = _by_window(np.abs(signed).mean(axis=1), windows)
     if windows is not None:
         seen = np.asarray(seen[windows].all(axis=1), dtype=np.bool_)
+    if steps is None or not np.any(steps != 0):
+        return _symmetric(offs, signed, seen, windows, band, step, smooth, max_pair, polarity)
+    sign = steps if windows is None else steps[windows[:, 1]]
+    # rows without a sign are read as above: only then is that work done
+    plain = (_symmetric(offs, signed, seen, windows, band, step, smooth, max_pair, polarity)
+             if np.any(sign == 0) else None)
+    return _step_profiles(offs, signed, seen, sign, windows, steps, step, smooth, band, plain)
+
+
+def _symmetric(offs: FloatArray, signed: FloatArray, seen: NDArray[np.bool_],
+               windows: NDArray[np.int64] | None, band: float, step: float, smooth: float,
+               max_pair: float | None, polarity: int) -> Profiles:
+    """`measure` without `steps`: each row's strongest symmetric structure (a printed line's
+    two edges, or a step's one), or with `polarity` its strongest ridge, weighed by the prior."""
+    deriv = _by_window(np.abs(signed).mean(axis=1), windows)
     sm = _smoothed(deriv, smooth / step)
     sm = sm - np.median(sm, axis=1, keepdims=True)
     np.maximum(sm, 0, out=sm)
@@ -193,9 +207,6 @@ def measure(image: NDArray[np.uint8], h: FloatArray, seg: Segments, band: float,
         else:
             conv = _paired(even, max(1, round(max_pair / step)))
     peak = np.argmax(conv * _prior(offs, band, step, conv.shape[1])[None, :], axis=1)
-    if steps is not None and np.any(steps != 0):
-        return _step_profiles(offs, signed, seen, steps, windows, step, smooth, band,
-                              _interpolated(conv, peak, offs, step, length, sm))
     return _interpolated(conv, peak, offs, step, length, sm, seen)
 
 
@@ -226,16 +237,15 @@ def _parabola(curve: FloatArray, peak: NDArray[np.int64]) -> tuple[FloatArray, F
     return frac, mid
 
 
-def _step_profiles(offs: FloatArray, signed: FloatArray, seen: NDArray[np.bool_], steps: FloatArray,
-                   windows: NDArray[np.int64] | None, step: float, smooth: float, band: float,
-                   plain: Profiles) -> Profiles:
+def _step_profiles(offs: FloatArray, signed: FloatArray, seen: NDArray[np.bool_], sign: FloatArray,
+                   windows: NDArray[np.int64] | None, steps: FloatArray, step: float, smooth: float,
+                   band: float, plain: Profiles | None) -> Profiles:
     """Rows with a sign in `steps`: the strongest step of that sign near the line (each
     segment's derivative turned by its own sign before a window adds its segments up, so a
     checker's step, whose sign alternates square by square, adds up, and a die's edge, which
     does not alternate with the squares, or a border line's two edges, do not); other rows
-    as in `plain`."""
+    as in `plain` (None when every row has a sign)."""
     turned = _by_window(signed.mean(axis=1) * steps[:, None], windows)
-    sign = steps if windows is None else steps[windows[:, 1]]
     sm = _smoothed(turned, smooth / step)
     sm = sm - np.median(sm, axis=1, keepdims=True)
     np.maximum(sm, 0, out=sm)
@@ -245,9 +255,10 @@ def _step_profiles(offs: FloatArray, signed: FloatArray, seen: NDArray[np.bool_]
     frac, mid = _parabola(sm, peak)
     offset = mids[0] + (peak + frac) * step
     strength = mid + 0.5 * sm.max(axis=1)
-    use = sign != 0
-    offset = np.where(use, offset, plain.offset)
-    strength = np.where(use, strength, plain.strength)
+    if plain is not None:
+        use = sign != 0
+        offset = np.where(use, offset, plain.offset)
+        strength = np.where(use, strength, plain.strength)
     return Profiles(offset, np.where(seen, strength, np.nan))
 
 
