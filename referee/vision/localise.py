@@ -477,7 +477,7 @@ def _band_loss(near: NearestEdges, hs: FloatArray, files: int, ranks: int, s: Lo
 def _banded(near: NearestEdges, hs: list[FloatArray], files: int, ranks: int,
             s: LocaliseSettings, per_cell: int = 3) -> FloatArray:
     """`_band_loss` of each grid; 0 when off and on 3x3 boards (their own search)."""
-    if s.band_floor <= 0 or small_board(files, ranks) or not hs:
+    if not _bands_on(files, ranks, s) or not hs:
         return np.zeros(len(hs))
     return _band_loss(near, np.stack(hs), files, ranks, s, per_cell)
 
