@@ -11,11 +11,12 @@ Classification time: one board's crops (a 5x6, 6x9 or 7x7 board, plus tiles' 84 
 one batch through onnxruntime on one thread, best of 20 runs, divided by the crops.
 
 Run: PYTHONPATH=. nice -n 10 python benchmarks/render_models.py [--pieces penta] [--frames 200]
-[--model PATH] [--second-look] (PATH: another main model for the one piece set named, e.g. a
-candidate; tiles' seam model is read from beside it. --second-look: also read the squares
-exactly as the referee does, `second_look.read_squares` with the pipeline's default
-`PipelineSettings().second_look`, reported beside the first look; tiles also as whole pieces,
-`tracking.tile_pieces.read_whole_pieces`)
+[--model PATH] [--second-look] [--first-seed 610000] (PATH: another main model for the one
+piece set named, e.g. a candidate; tiles' seam model is read from beside it. --second-look:
+also read the squares exactly as the referee does, `second_look.read_squares` with the
+pipeline's default `PipelineSettings().second_look`, reported beside the first look; tiles also
+as whole pieces, `tracking.tile_pieces.read_whole_pieces`; --first-seed: a development set,
+e.g. tiles' 610000+, to choose candidates on without looking at the held-out frames)
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import cv2
 import numpy as np
 
 from referee.pipeline import PipelineSettings
-from referee.renders import render_squares
+from referee.renders import HELD_OUT_FIRST_SEED, render_squares
 from referee.tracking.tile_pieces import read_whole_pieces
 from referee.vision.crops import crop_squares
 from referee.vision.render_eval import evaluate_renders, format_render_report
@@ -55,6 +56,9 @@ def main() -> None:
     parser.add_argument("--pieces", action="append", choices=("penta", "zensu", "tiles"))
     parser.add_argument("--frames", type=int, default=200)
     parser.add_argument("--model", help="a model file for the one piece set in --pieces")
+    parser.add_argument("--first-seed", type=int, default=HELD_OUT_FIRST_SEED,
+                        help="other seeds (e.g. 610000) for a development set apart from the "
+                        "held-out one")
     parser.add_argument("--second-look", action="store_true",
                         help="also read the squares as the referee does (with a second look)")
     args = parser.parse_args()
@@ -65,7 +69,8 @@ def main() -> None:
         classifiers = render_classifiers(pieces, args.model)
         started = time.perf_counter()
         look = PipelineSettings().second_look if args.second_look else None
-        report = evaluate_renders(pieces, classifiers, frames=args.frames, look=look,
+        report = evaluate_renders(pieces, classifiers, frames=args.frames,
+                                  first_seed=args.first_seed, look=look,
                                   pieces_reader=read_whole_pieces if pieces == "tiles" else None)
         print(f"## {pieces}\n")
         print(format_render_report(report))

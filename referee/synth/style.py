@@ -26,10 +26,13 @@ DIE_COLOURS: dict[str, Colour] = {
     "pink": (170, 130, 235), "teal": (140, 140, 20), "grey": (140, 140, 140),
 }
 LIGHT_DICE = ("white", "ivory", "yellow", "pink", "grey")
-# Pips at least this far from their die's body (CIELAB, as `colour_distance`), as dice
-# are inked to be read: the pairings here are 74 or more apart, but gold on orange
-# about 42, pips a person barely makes out (benchmarks/dice_real.md, "Session 10").
-MIN_PIP_CONTRAST = 60.0
+# Pips at least this far in lightness (CIE L*, 0-100) from every surface of their die, the
+# body and a marbled die's swirls: dice are inked to be read by every player, the
+# colour-blind too, who tell pips by lightness, not hue. White pips on orange are 31 apart;
+# gold on orange 9, on green 17, and white on orange's or green's pale swirls 1-3: pips a
+# person barely makes out (benchmarks/dice_real.md, "Session 10" and "Session 11").
+MIN_PIP_LIGHTNESS = 25.0
+RED_ONE: Colour = (30, 30, 190)  # the big red pip of face 1 on many light dice
 PENTA_COLOURS: list[tuple[Colour, Colour]] = [
     ((150, 195, 230), (45, 60, 85)), ((230, 230, 230), (40, 40, 40)),
     ((120, 170, 215), (60, 50, 150)), ((200, 220, 230), (140, 80, 30)),
@@ -98,17 +101,37 @@ def _die_pair(rng: np.random.Generator, square: float) -> tuple[DieLook, DieLook
         light = name in LIGHT_DICE
         pips: Colour = (25, 25, 25) if light else (235, 235, 235)
         accent: Colour = (40, 170, 210) if not light else (120, 40, 20)  # gold or navy pips
-        if rng.random() < 0.15 and colour_distance(accent, body) >= MIN_PIP_CONTRAST:
+        if rng.random() < 0.15 and legible(accent, [body]):
             pips = accent
-        one = (30, 30, 190) if light and rng.random() < 0.3 else pips
+        one = RED_ONE if light and rng.random() < 0.3 and legible(RED_ONE, [body]) else pips
         alpha = float(rng.uniform(0.8, 0.92)) if (not light and rng.random() < 0.12) else 1.0
         marble = None
-        if rng.random() < 0.15:  # marbled plastic: swirls of a lighter or darker tone
-            m = [min(255.0, c * 1.6 + 40) if not light else c * 0.6 for c in body]
-            marble = tx.jitter(rng, (m[0], m[1], m[2]), 0.1)
+        if rng.random() < 0.15:
+            marble = _swirls(body, light, tx.jitter_factors(rng, 0.1), (pips, one))
         looks.append(DieLook(size, body, pips, one, rounded, pip, float(rng.uniform(0.15, 0.6)),
                              alpha, marble))
     return looks[0], looks[1]
+
+
+def _swirls(body: Colour, light: bool, factors: np.ndarray, inks: tuple[Colour, ...]) -> Colour:
+    """Marbled plastic's swirls: a lighter tone of a dark body, a darker one of a light body,
+    or the other tone where the pips would not stand out from the first."""
+    lighter = np.minimum(255.0, np.array(body) * 1.6 + 40)
+    darker = np.array(body) * 0.6
+    tones = [np.clip(t * factors, 0, 255) for t in ((darker, lighter) if light else (lighter, darker))]
+    colours = [(float(t[0]), float(t[1]), float(t[2])) for t in tones]
+    return next((c for c in colours if all(legible(ink, [c]) for ink in inks)), colours[0])
+
+
+def lightness(colour: Colour) -> float:
+    """CIE L* (0-100) of a BGR colour."""
+    lab = cv2.cvtColor(np.array([[colour]], dtype=np.uint8), cv2.COLOR_BGR2LAB)
+    return float(lab[0, 0, 0]) * 100.0 / 255.0
+
+
+def legible(ink: Colour, surfaces: list[Colour]) -> bool:
+    """Whether `ink` stands out by lightness from every one of `surfaces`."""
+    return all(abs(lightness(ink) - lightness(s)) >= MIN_PIP_LIGHTNESS for s in surfaces)
 
 
 def _penta_pair(rng: np.random.Generator, square: float) -> tuple[PentaLook, PentaLook]:

@@ -46,8 +46,13 @@ def mix(a: Colour, b: Colour, t: Field) -> Image:
 
 
 def jitter(rng: np.random.Generator, colour: Colour, amount: float) -> Colour:
-    c = np.clip(np.array(colour) * (1 + rng.uniform(-amount, amount, 3)), 0, 255)
+    c = np.clip(np.array(colour) * jitter_factors(rng, amount), 0, 255)
     return (float(c[0]), float(c[1]), float(c[2]))
+
+
+def jitter_factors(rng: np.random.Generator, amount: float) -> np.ndarray:
+    """The factors `jitter` scales a colour's channels by (the same draws)."""
+    return 1 + rng.uniform(-amount, amount, 3)
 
 
 def wood(rng: np.random.Generator, shape: tuple[int, int], px_per_mm: float,

@@ -12,7 +12,7 @@ from referee.rules import find_game
 from referee.synth import RenderOptions, render_frame
 from referee.synth.games import game_spec, known_games, renaissance_position
 from referee.synth.scene import Scene
-from referee.synth.style import DIE_COLOURS, MIN_PIP_CONTRAST, colour_distance, sample_style
+from referee.synth.style import colour_distance, legible, lightness, sample_style
 from referee.synth.truth import FrameTruth, SquareContent
 
 SMALL = RenderOptions(width=320, height=240)
@@ -97,12 +97,19 @@ def test_truth_round_trips_through_json() -> None:
 
 
 def test_pips_stand_out_from_their_die() -> None:
-    # Gold pips are drawn on 15% of dark dice, but never on orange ones, where they would be
-    # about 42 apart: 300 styles hold about 40 orange dice, and before the floor some of them
-    # drew gold (the closest 40 apart).
+    # Every pip stands out by lightness from the die's body and from a marbled die's swirls.
+    # Before the floor, 300 styles held gold pips on orange dice (9 apart) and pale swirls on
+    # orange, green and teal dice under white pips (1-3 apart).
     looks = [d for seed in range(300) for d in
              sample_style(np.random.default_rng(seed), square_mm=30.0, pieces="dice").dice]
-    assert min(colour_distance(d.body, d.pips) for d in looks) >= MIN_PIP_CONTRAST
+    for d in looks:
+        surfaces = [d.body] + ([d.marble] if d.marble is not None else [])
+        assert legible(d.pips, surfaces) and legible(d.one_pip, surfaces), d
     gold = (40, 170, 210)
     assert sum(d.pips == gold for d in looks) >= 20
-    assert any(colour_distance(d.body, DIE_COLOURS["orange"]) < 20 for d in looks)
+    marbled = [d for d in looks if d.marble is not None]
+    # Swirls still come in both tones: lighter than a dark body, darker than a light one,
+    # and darker than an orange, green or teal body whose pale swirls would hide its pips.
+    assert any(lightness(d.marble) > lightness(d.body) for d in marbled if d.marble)
+    assert any(lightness(d.marble) < lightness(d.body) and lightness(d.body) < 70
+               for d in marbled if d.marble)
