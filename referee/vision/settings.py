@@ -69,7 +69,7 @@ class LocaliseSettings:
     outline_margins: tuple[float, float] = (0.1, 1.0)
     outline_candidates: int = 5
     outline_min_ends: float = 0.6
-    outline_min_ring: float = 0.0
+    outline_min_ring: float = 0.5
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):
