@@ -660,7 +660,9 @@ def _find_outline(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
     """A 3x3 board's grid found from its outline (`outline.outline_quads`, `margin_grids`): the
     best `outline_candidates` grids refined, the first kept that meets `outline_min_ends` of
     its line ends (more than `min_line_ends` asks of grids that the grid lines themselves
-    found) and whose lines do not run on beyond it (`_runs_on`); None when none does. Asked
+    found), whose lines show and do not run on beyond it (`profile_support`, `_runs_on`),
+    and round which the board's edge shows at one margin (`ring_agreement`,
+    `outline_min_ring`); None when none does. Asked
     only where the grid searches would refuse the frame: on the development frames a hand
     over the board's middle (or dice along its lines) hid the grid's line ends, while the
     board's edge, or a border line around the grid, still showed on all four sides."""
@@ -680,7 +682,10 @@ def _find_outline(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
         pose = BoardPose.from_homography(fitted, files, ranks)
         if pose.square_size_px() * scale < s.min_square_px:
             continue
-        if line_ends(colour, fitted, files, ranks) < s.outline_min_ends or _runs_on(colour, pose, s):
+        support = profile_support(colour, fitted, files, ranks)
+        if (line_ends(colour, fitted, files, ranks) < s.outline_min_ends
+                or support.outside > s.few_ends_max_outside   # its lines run on (`_runs_on`)
+                or support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None):
             continue
         if s.outline_min_ring and ring_agreement(colour, fitted, files, ranks) < s.outline_min_ring:
             continue
