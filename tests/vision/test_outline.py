@@ -9,7 +9,7 @@ import numpy as np
 
 from referee.vision.gridfit import NearestEdges, edge_map
 from referee.vision.localise import hough_lines, split_families
-from referee.vision.outline import margin_grids, outline_quads
+from referee.vision.outline import margin_grids, outline_quads, ring_agreement
 from referee.vision.pose import apply_homography, board_corners
 from referee.vision.settings import default_settings
 
@@ -101,3 +101,14 @@ def test_a_blank_table_or_lone_lines_give_no_outline() -> None:
                           max_angle_deg=20.0)
     assert quads.shape == (0, 4, 2)
     assert margin_grids(near, quads, 3, 3, margins=(0.1, 1.0), tol_px=2.0, max_angle_deg=20.0) == []
+
+
+def test_the_board_edge_shows_at_one_margin_round_the_grid_only() -> None:
+    frame, h = _drawn_board(hand=False)
+    assert ring_agreement(frame, h, 3, 3) > 0.9
+    # one family of lines stretched by a fifth of a square at one side: the edge lies at
+    # another margin along the two sides it moved and slants along the two it turned
+    stretched = h @ np.array([[1.0 + 0.2 / 3, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    assert ring_agreement(frame, stretched, 3, 3) < 0.6
+    # a grid off the frame has nothing to agree on
+    assert ring_agreement(frame, h @ np.array([[1.0, 0, 40.0], [0, 1.0, 0], [0, 0, 1.0]]), 3, 3) == 0.0
