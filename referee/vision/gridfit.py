@@ -192,7 +192,7 @@ def band_support(near: NearestEdges, hs: FloatArray, files: int, ranks: int, *, 
     ahead_h = np.column_stack([pts + step, np.ones(len(pts))])
     mapped = np.einsum("kij,nj->kni", hs, homog).reshape(-1, 3)
     ahead = np.einsum("kij,nj->kni", hs, ahead_h).reshape(-1, 3)
-    hit, ok = _hits(near, mapped, ahead, tol_px, max_angle_deg)
+    hit, ok = edge_hits(near, mapped, ahead, tol_px, max_angle_deg)
     onehot = (band[:, None] == np.arange(4)[None, :]).astype(np.float64)
     hits = hit.reshape(len(hs), -1) @ onehot
     seen = ok.reshape(len(hs), -1).astype(np.float64) @ onehot
@@ -230,11 +230,11 @@ def _line_hits(near: NearestEdges, h: FloatArray, positions: FloatArray, t: Floa
     step = np.array([[0.0, 0.05]]) if vertical else np.array([[0.05, 0.0]])
     mapped = pts @ h[:, :2].T + h[:, 2]
     ahead = (pts + step) @ h[:, :2].T + h[:, 2]
-    hit, ok = _hits(near, mapped, ahead, tol_px, max_angle_deg)
+    hit, ok = edge_hits(near, mapped, ahead, tol_px, max_angle_deg)
     return hit.reshape(pp.shape), ok.reshape(pp.shape)
 
 
-def _hits(near: NearestEdges, mapped: FloatArray, ahead: FloatArray, tol_px: float,
+def edge_hits(near: NearestEdges, mapped: FloatArray, ahead: FloatArray, tol_px: float,
           max_angle_deg: float) -> tuple[FloatArray, NDArray[np.bool_]]:
     """Whether each point (homogeneous image rows `mapped`; `ahead`, a step along its line)
     has an edge within `tol_px` whose gradient is across the line, and whether it is in view."""

@@ -38,6 +38,7 @@ from referee.vision.gridfit import (
     line_support,
     normaliser,
 )
+from referee.vision.outline import margin_grids, outline_quads, ring_agreement
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
 from referee.vision.profiles import (
     checker_steps,
@@ -641,13 +642,55 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
             return second
     except NoBoardError:
         pass
+    if first is not None and not _runs_on(_colour(frame_bgr), first, s):
+        return first
+    # about to refuse: the board's outline may still show where its grid does not
+    outlined = _find_outline(frame_bgr, files, ranks, s) if s.outline_quads else None
+    if outlined is not None:
+        return outlined
     if first is None:
         assert missed is not None
         raise missed
-    if _runs_on(_colour(frame_bgr), first, s):
-        raise NoBoardError("no board: the grid found meets few of its line ends and its lines run "
-                           "on beyond it (a bigger grid, a ruled sheet, or something over the board?)")
-    return first
+    raise NoBoardError("no board: the grid found meets few of its line ends and its lines run "
+                       "on beyond it (a bigger grid, a ruled sheet, or something over the board?)")
+
+
+def _find_outline(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
+                  s: LocaliseSettings) -> BoardPose | None:
+    """A 3x3 board's grid found from its outline (`outline.outline_quads`, `margin_grids`): the
+    best `outline_candidates` grids refined, the first kept that meets `outline_min_ends` of
+    its line ends (more than `min_line_ends` asks of grids that the grid lines themselves
+    found), whose lines show and do not run on beyond it (`profile_support`, `_runs_on`),
+    and round which the board's edge shows at one margin (`ring_agreement`,
+    `outline_min_ring`); None when none does. Asked
+    only where the grid searches would refuse the frame: on the development frames a hand
+    over the board's middle (or dice along its lines) hid the grid's line ends, while the
+    board's edge, or a border line around the grid, still showed on all four sides."""
+    colour = _colour(frame_bgr)
+    work, scale = _work_copy(colour, s.work_width)
+    edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
+                     percentile=s.canny_percentile)
+    near = NearestEdges.of(edges, work)
+    fam_a, fam_b = split_families(hough_lines(edges, s, near), s.family_spread_deg)
+    quads = outline_quads(fam_a, fam_b, near, keep=s.outline_quads, min_side=s.outline_min_side,
+                          min_side_px=files * s.min_square_px, tol_px=s.support_tol_px,
+                          max_angle_deg=s.support_angle_deg)
+    grids = margin_grids(near, quads, files, ranks, margins=s.outline_margins, tol_px=s.support_tol_px,
+                         max_angle_deg=s.support_angle_deg)
+    for _, h in grids[: s.outline_candidates]:
+        fitted = refine(colour, _to_frame(h, scale), files, ranks, s)
+        pose = BoardPose.from_homography(fitted, files, ranks)
+        if pose.square_size_px() * scale < s.min_square_px:
+            continue
+        support = profile_support(colour, fitted, files, ranks)
+        if (line_ends(colour, fitted, files, ranks) < s.outline_min_ends
+                or support.outside > s.few_ends_max_outside   # its lines run on (`_runs_on`)
+                or support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None):
+            continue
+        if s.outline_min_ring and ring_agreement(colour, fitted, files, ranks) < s.outline_min_ring:
+            continue
+        return canonical(fitted, files, ranks)
+    return None
 
 
 def _runs_on(frame: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> bool:

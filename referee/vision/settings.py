@@ -64,6 +64,12 @@ class LocaliseSettings:
     third_family_lines: int = 4
     band_floor: float = 0.1
     band_weight: float = 1.0
+    outline_quads: int = 60
+    outline_min_side: float = 0.5
+    outline_margins: tuple[float, float] = (0.1, 1.0)
+    outline_candidates: int = 5
+    outline_min_ends: float = 0.6
+    outline_min_ring: float = 0.5
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):
@@ -93,6 +99,15 @@ class LocaliseSettings:
         if not 0 <= self.band_floor <= 1 or self.band_weight < 0:
             raise VisionSettingsError("[localise] band_floor must lie between 0 (off) and 1, band_weight "
                                       "must be 0 or more")
+        if self.outline_quads < 0 or self.outline_candidates < 1 or not 0 < self.outline_min_side <= 1:
+            raise VisionSettingsError("[localise] outline_quads must be 0 (off) or more, outline_candidates "
+                                      "at least 1, outline_min_side above 0 and at most 1")
+        if not 0 <= self.outline_min_ends <= 1 or not 0 <= self.outline_min_ring <= 1:
+            raise VisionSettingsError("[localise] outline_min_ends and outline_min_ring must lie between 0 "
+                                      "and 1")
+        if len(self.outline_margins) != 2 or not 0 <= self.outline_margins[0] <= self.outline_margins[1]:
+            raise VisionSettingsError("[localise] outline_margins needs two margins (squares), the least "
+                                      "first, neither negative")
 
 
 @dataclass(frozen=True)
