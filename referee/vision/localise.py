@@ -577,7 +577,7 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     # reject their inf and nan, which are no fault to warn a player about.
     with np.errstate(all="ignore"):
         if not small_board(files, ranks):
-            return _find_twice(frame_bgr, files, ranks, s)
+            return _find_big(frame_bgr, files, ranks, s)
         pose = _find_small(frame_bgr, files, ranks, s) if s.wide_below_ends > 0 else _find_twice(
             frame_bgr, files, ranks, s)
         return _polish_checker(frame_bgr, pose, s) if s.checker_bands else pose
@@ -748,7 +748,31 @@ def _find_twice(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
             raise first from None
 
 
-def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
+def _find_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
+    """A board bigger than 3x3: `_find_twice`, and where it refuses, the same search at each
+    Canny threshold on lattices pairing the third line direction with each of the two families
+    (`third_family_big`). The two families are the two strongest directions; where the lines
+    of the pieces, a hand or the table's grain make a direction within 25-45 degrees of the
+    board's first stronger than its second, the board's second direction is left out, though
+    every one of its lines was found. Only where both searches refuse, so that no grid found
+    now changes and frames found at the first try pay nothing."""
+    try:
+        return _find_twice(frame_bgr, files, ranks, s)
+    except NoBoardError as first:
+        if not s.third_family_big:
+            raise
+        for percentile in dict.fromkeys((s.canny_percentile, s.retry_canny_percentile or s.canny_percentile)):
+            try:
+                return _find(frame_bgr, files, ranks, replace(s, canny_percentile=percentile), third=True)
+            except NoBoardError:
+                pass
+        raise first from None
+
+
+def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings,
+          third: bool = False) -> BoardPose:
+    """The grid of lattices from the two line families (with `third`, from the third
+    direction paired with each of them instead: `_find_big`)."""
     colour = _colour(frame_bgr)
     work, scale = _work_copy(colour, s.work_width)
     edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
@@ -762,7 +786,12 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
         raise NoBoardError("no board: no two families of straight lines in view")
     centre = np.array([work.shape[1] / 2, work.shape[0] / 2])
     pairs = [(fam_a, fam_b)]
-    if small_board(files, ranks) and s.third_family_lines:
+    if third:
+        fam_c = third_family(lines, fam_a, fam_b, s.family_spread_deg)
+        if len(fam_c) < max(2, s.third_family_big):
+            raise NoBoardError("no board: no third direction of straight lines in view")
+        pairs = [(fam_a, fam_c), (fam_b, fam_c)]
+    elif small_board(files, ranks) and s.third_family_lines:
         # a ruled sheet or other clutter beside a small board can outnumber one of the
         # board's two directions: the board's is then the third
         fam_c = third_family(lines, fam_a, fam_b, s.family_spread_deg)

@@ -62,6 +62,7 @@ class LocaliseSettings:
     wide_confirm_ridge: float = 0.5
     few_ends_max_outside: float = 0.3
     third_family_lines: int = 4
+    third_family_big: int = 4
     band_floor: float = 0.1
     band_weight: float = 1.0
     outline_quads: int = 60
@@ -96,6 +97,8 @@ class LocaliseSettings:
                                       "between 0 and 1 (0: off, 1: off)")
         if self.third_family_lines < 0:
             raise VisionSettingsError("[localise] third_family_lines must be 0 (off) or more")
+        if self.third_family_big < 0:
+            raise VisionSettingsError("[localise] third_family_big must be 0 (off) or more")
         if not 0 <= self.band_floor <= 1 or self.band_weight < 0:
             raise VisionSettingsError("[localise] band_floor must lie between 0 (off) and 1, band_weight "
                                       "must be 0 or more")
