@@ -252,6 +252,19 @@ def test_a_window_taking_the_margin_for_a_row_loses_to_the_board_under_a_hand(
     assert corner_error(off, r.corners) > 0.1 * r.diagonal
 
 
+
+@pytest.mark.parametrize(("seed", "game"), [(80007, "rinne-5x5"), (80228, "rinne")])
+def test_a_board_whose_second_direction_clutter_outnumbers_is_found_from_the_third(
+        seed: int, game: str) -> None:
+    # frames 7 and 228 of 80000+: lines of the pieces and the table at a shallow angle to the
+    # board's first direction outnumber its second, and both searches refuse; lattices of the
+    # third direction paired with each family find the board
+    r = render(seed, game, hand=False, distortion=0.0)
+    files, ranks = r.truth.files, r.truth.ranks
+    assert corner_error(find_board(r.frame, files, ranks), r.corners) < 0.01 * r.diagonal
+    with pytest.raises(NoBoardError):
+        find_board(r.frame, files, ranks, settings=LocaliseSettings(third_family_big=0))
+
 # ---------------------------------------------------------------- the finder's settings
 
 def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-untyped-def]
@@ -273,6 +286,7 @@ def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-u
     ("band_floor = 0\nband_weight = 2.5", {"band_floor": 0.0, "band_weight": 2.5}),
     ("outline_quads = 0\noutline_margins = [0.2, 0.6]\noutline_min_ends = 0.75",
      {"outline_quads": 0, "outline_margins": (0.2, 0.6), "outline_min_ends": 0.75}),
+    ("third_family_big = 0", {"third_family_big": 0}),
 ])
 def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
     got = localise_from(tmp_path, body)
@@ -289,7 +303,7 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "band_floor = 1.5", "band_floor = -0.1", "band_weight = -1",
     "outline_quads = -1", "outline_candidates = 0", "outline_min_side = 0.0", "outline_min_side = 1.5",
     "outline_margins = [0.5]", "outline_margins = [0.8, 0.2]", "outline_margins = [-0.1, 0.5]",
-    "outline_min_ends = 1.2",
+    "outline_min_ends = 1.2", "third_family_big = -1",
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VisionSettingsError):
