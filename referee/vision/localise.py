@@ -640,6 +640,10 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
         # line ends), if its printed lines confirm it
         if first is None and s.wide_confirm_ridge > 0 and _confirmed(_colour(frame_bgr), second, s):
             return second
+        # ... or, where both grids meet few line ends, if the board's edge shows at one margin
+        # round it clearly more than round the first's
+        if first is not None and s.wide_ring_margin > 0 and _ring_beats(frame_bgr, second, first, s):
+            return second
     except NoBoardError:
         pass
     if first is not None and not _runs_on(_colour(frame_bgr), first, s):
@@ -691,6 +695,23 @@ def _find_outline(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
             continue
         return canonical(fitted, files, ranks)
     return None
+
+
+def _ring_beats(frame_bgr: NDArray[np.uint8], second: BoardPose, first: BoardPose,
+                s: LocaliseSettings) -> bool:
+    """Whether the wide search's grid, where it and the first search's both meet few line ends
+    (a hand hides them), is the board's rather than the first's: the board's edge shows at
+    one margin round it (`ring_agreement`) on at least `outline_min_ring` of the side
+    stretches and on `wide_ring_margin` more than round the first, and its lines do not run
+    on (`_runs_on`). The first search's grid under a hand is often the dice's or the hand's
+    edges a few percent off, which turn against the board's edge (development 80000+ 42:
+    0.38 against the wide grid's 0.92)."""
+    colour = _colour(frame_bgr)
+    ring = ring_agreement(colour, second.h, second.files, second.ranks)
+    if ring < max(s.outline_min_ring, ring_agreement(colour, first.h, first.files, first.ranks)
+                  + s.wide_ring_margin):
+        return False
+    return not _runs_on(colour, second, s)
 
 
 def _runs_on(frame: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> bool:
@@ -899,7 +920,26 @@ def _best_reached(frame: NDArray[np.uint8], grids: list[FloatArray], files: int,
         return sum(_moved(fitted[k], other, files, ranks) < s.same_fit_squares for other in fitted)
 
     pick = max(good, key=lambda k: (reached(k), ends[k], -k))
+    if s.tie_ring_margin > 0:
+        pick = _ring_tiebreak(frame, fitted, [k for k in good if reached(k) == reached(pick)], pick,
+                              files, ranks, s)
     return fitted[_ridge_judge(frame, fitted, good, pick, files, ranks, s) if s.ridge_margin > 0 else pick]
+
+
+def _ring_tiebreak(frame: NDArray[np.uint8], fitted: list[FloatArray], tied: list[int], pick: int,
+                   files: int, ranks: int, s: LocaliseSettings) -> int:
+    """Among distinct fits that as many starts reached (at least two: fixed points the fit
+    is drawn to, not a start it stopped at) and that meet their line ends about as well, the
+    one round which the board's edge shows at one margin (`ring_agreement`) by
+    `tie_ring_margin` more than round the pick; the pick otherwise. A fit a few hundredths
+    of a square off turns or shifts one side against the board's edge, the true one keeps it
+    at one margin all round (development 80000+ 32: 0.75 against 0.50)."""
+    rivals = [k for k in tied if _moved(fitted[k], fitted[pick], files, ranks) >= s.same_fit_squares]
+    if not rivals or sum(_moved(fitted[pick], o, files, ranks) < s.same_fit_squares for o in fitted) < 2:
+        return pick
+    rings = {k: ring_agreement(frame, fitted[k], files, ranks) for k in [pick, *rivals]}
+    best = max(rivals, key=lambda k: (rings[k], -k))
+    return best if rings[best] >= rings[pick] + s.tie_ring_margin else pick
 
 
 def _ridge_judge(frame: NDArray[np.uint8], fitted: list[FloatArray], good: list[int], pick: int,

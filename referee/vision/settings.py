@@ -71,6 +71,8 @@ class LocaliseSettings:
     outline_candidates: int = 5
     outline_min_ends: float = 0.6
     outline_min_ring: float = 0.5
+    tie_ring_margin: float = 0.1
+    wide_ring_margin: float = 0.2
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):
@@ -108,6 +110,9 @@ class LocaliseSettings:
         if not 0 <= self.outline_min_ends <= 1 or not 0 <= self.outline_min_ring <= 1:
             raise VisionSettingsError("[localise] outline_min_ends and outline_min_ring must lie between 0 "
                                       "and 1")
+        if not 0 <= self.tie_ring_margin <= 1 or not 0 <= self.wide_ring_margin <= 1:
+            raise VisionSettingsError("[localise] tie_ring_margin and wide_ring_margin must lie between 0 "
+                                      "(off) and 1")
         if len(self.outline_margins) != 2 or not 0 <= self.outline_margins[0] <= self.outline_margins[1]:
             raise VisionSettingsError("[localise] outline_margins needs two margins (squares), the least "
                                       "first, neither negative")

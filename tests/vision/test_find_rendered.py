@@ -238,6 +238,29 @@ def test_a_grid_from_the_outline_without_the_board_edge_round_it_is_refused() ->
     assert 0.01 * r.diagonal < corner_error(loose, r.corners) < 0.05 * r.diagonal
 
 
+def test_of_two_fits_reached_alike_the_one_the_board_edge_surrounds_is_kept() -> None:
+    # frame 32 of 80000+: a checker whose cells have inset frames; two fits, each reached by
+    # two starts and meeting every line end, tie: the true grid (0.1% off) and one whose last
+    # rank line lies on a cell's inset frame (2.2% off), which the tie's order kept. The
+    # board's edge shows at one margin on 0.75 of the sides' stretches round the true grid,
+    # 0.50 round the other
+    r = render(80032, "flipflop-3x3", hand=False, distortion=0.0)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    plain = find_board(r.frame, 3, 3, settings=LocaliseSettings(tie_ring_margin=0.0))
+    assert corner_error(plain, r.corners) > 0.02 * r.diagonal
+
+
+def test_a_wide_grid_under_a_hand_is_kept_where_the_board_edge_surrounds_it() -> None:
+    # frame 42 of 80000+: a hand over a third of a board with a border line; both searches'
+    # grids meet half their line ends, under the 0.7 asked: the first's (6.5% off, the hand's
+    # and the pieces' edges) was kept. The board's edge shows at one margin on 0.92 of the
+    # stretches round the wide search's grid (0.2% off), 0.38 round the first's
+    r = render(80042, "flipflop-3x3", hand=True, distortion=0.0)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    plain = find_board(r.frame, 3, 3, settings=LocaliseSettings(wide_ring_margin=0.0))
+    assert corner_error(plain, r.corners) > 0.05 * r.diagonal
+
+
 @pytest.mark.parametrize(("seed", "game", "hand"), [(20003, "tensei", True), (80211, "rinne-5x5", True)])
 def test_a_window_taking_the_margin_for_a_row_loses_to_the_board_under_a_hand(
         seed: int, game: str, hand: bool) -> None:
@@ -287,6 +310,7 @@ def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-u
     ("outline_quads = 0\noutline_margins = [0.2, 0.6]\noutline_min_ends = 0.75",
      {"outline_quads": 0, "outline_margins": (0.2, 0.6), "outline_min_ends": 0.75}),
     ("third_family_big = 0", {"third_family_big": 0}),
+    ("tie_ring_margin = 0\nwide_ring_margin = 0.3", {"tie_ring_margin": 0.0, "wide_ring_margin": 0.3}),
 ])
 def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
     got = localise_from(tmp_path, body)
@@ -303,7 +327,7 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "band_floor = 1.5", "band_floor = -0.1", "band_weight = -1",
     "outline_quads = -1", "outline_candidates = 0", "outline_min_side = 0.0", "outline_min_side = 1.5",
     "outline_margins = [0.5]", "outline_margins = [0.8, 0.2]", "outline_margins = [-0.1, 0.5]",
-    "outline_min_ends = 1.2", "third_family_big = -1",
+    "outline_min_ends = 1.2", "third_family_big = -1", "tie_ring_margin = -0.1", "wide_ring_margin = 1.5",
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VisionSettingsError):

@@ -4,13 +4,15 @@ one at the margin its grid lines show, on OpenCV drawings."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 
 from referee.vision.gridfit import NearestEdges, edge_map
-from referee.vision.localise import hough_lines, split_families
+from referee.vision.localise import _ring_beats, _ring_tiebreak, hough_lines, split_families
 from referee.vision.outline import margin_grids, outline_quads, ring_agreement
-from referee.vision.pose import apply_homography, board_corners
+from referee.vision.pose import BoardPose, apply_homography, board_corners
 from referee.vision.settings import default_settings
 
 MARGIN = 0.45   # squares of bare board around the grid
@@ -112,3 +114,26 @@ def test_the_board_edge_shows_at_one_margin_round_the_grid_only() -> None:
     assert ring_agreement(frame, stretched, 3, 3) < 0.6
     # a grid off the frame has nothing to agree on
     assert ring_agreement(frame, h @ np.array([[1.0, 0, 40.0], [0, 1.0, 0], [0, 0, 1.0]]), 3, 3) == 0.0
+
+
+def test_of_fits_reached_alike_the_one_the_board_edge_surrounds_is_kept() -> None:
+    # two fixed points of the fit, each reached by two starts and meeting their line ends
+    # alike: the true grid and one whose last rank line sits an eighth of a square out (onto
+    # a cell's inset frame); the board's edge lies at one margin only round the true one
+    frame, h = _drawn_board(hand=False)
+    off = h @ np.array([[1.0, 0.0, 0.0], [0.0, 1.0 + 0.125 / 3, 0.0], [0.0, 0.0, 1.0]])
+    s = default_settings().localise
+    assert _ring_tiebreak(frame, [off, off, h, h], [0, 2], 0, 3, 3, s) == 2
+    assert _ring_tiebreak(frame, [off, off, h, h], [0, 2], 0, 3, 3, replace(s, tie_ring_margin=1.0)) == 0
+    # a pick no other start reached is a start the fit stopped at: the ring does not judge it
+    assert _ring_tiebreak(frame, [off, h, h], [0, 1], 0, 3, 3, s) == 0
+
+
+def test_the_wide_grid_is_kept_where_the_board_edge_surrounds_it_and_not_the_first() -> None:
+    frame, h = _drawn_board(hand=True)
+    off = h @ np.array([[1.0, 0.0, 0.0], [0.0, 1.0 + 0.125 / 3, 0.0], [0.0, 0.0, 1.0]])
+    true_pose, off_pose = BoardPose.from_homography(h, 3, 3), BoardPose.from_homography(off, 3, 3)
+    s = default_settings().localise
+    assert _ring_beats(frame, true_pose, off_pose, s)
+    assert not _ring_beats(frame, off_pose, true_pose, s)
+    assert not _ring_beats(frame, true_pose, true_pose, s)   # no better than the first
