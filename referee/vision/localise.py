@@ -41,6 +41,7 @@ from referee.vision.gridfit import (
 from referee.vision.outline import margin_grids, outline_quads, ring_agreement
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
 from referee.vision.profiles import (
+    ProfileSupport,
     checker_steps,
     fit_profiles,
     line_ends,
@@ -873,26 +874,32 @@ def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: i
     line profiles confirm, trying the next best few in turn: at the work size a grid a
     square off (onto a board's margin, its labels or its border) can score as well as the
     true one, while at full resolution the lines it would continue into show. The best one
-    refined when none is confirmed. With `near` (the work copy's edges, `scale` to it), a grid
-    after the first is confirmed only if its outer files and ranks are crossed by its inner
-    lines no worse than the first's (`_band_loss`): past a best grid a hand hides part of,
-    the next is often the window a row off onto the bare margin, whose lines at full
-    resolution show as well."""
-    first: FloatArray | None = None
-    first_loss = 0.0
+    refined when none is confirmed, unless (`refuse_unconfirmed`) its own lines show and tell
+    against it (lines everywhere, or running on beyond it) or an outer file or rank of it is
+    bare (`_band_loss`: the table or the margin taken for squares): the grids that pass only
+    because a hand or faint lines hide what would refuse them are kept, the others are
+    guesses, 40% or more off where they were measured ("Session 12 (2)"). With
+    `near` (the work copy's edges, `scale` to it), a grid after the first is confirmed only if
+    its outer files and ranks are crossed by its inner lines no worse than the first's
+    (`_band_loss`): past a best grid a hand hides part of, the next is often the window a
+    row off onto the bare margin, whose lines at full resolution show as well."""
+    first: tuple[FloatArray, float, ProfileSupport] | None = None
     for k, h in enumerate(grids[: s.confirm_candidates]):
         fitted = refine(frame, h, files, ranks, s)
         # 8 samples a square: 3 (the window search's) can tie a hand's grid with the board's
         loss = 0.0 if near is None else float(
             _banded(near, [_from_frame(fitted, scale)], files, ranks, s, per_cell=8)[0])
-        if first is None:
-            first, first_loss = fitted, loss
         support = profile_support(frame, fitted, files, ranks)
+        if first is None:
+            first = (fitted, loss, support)
         if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None and (
-                k == 0 or loss <= first_loss):
+                k == 0 or loss <= first[1]):
             return fitted
     assert first is not None
-    return first
+    fitted, loss, support = first
+    if s.refuse_unconfirmed and (loss > 0 or support.grid >= s.min_support):
+        raise NoBoardError(f"no board: {support.reason(s.min_support, s.min_contrast, s.max_outside_ratio)}")
+    return fitted
 
 
 def _best_reached(frame: NDArray[np.uint8], grids: list[FloatArray], files: int, ranks: int,

@@ -48,6 +48,7 @@ class LocaliseSettings:
     refine_margin: float = 0.6
     refine_ridges: bool = True
     confirm_candidates: int = 3
+    refuse_unconfirmed: bool = True
     small_nudges: tuple[float, ...] = (0.18, 0.09, 0.075)  # shift, spacing, turn; () for none
     ends_slack: float = 0.13
     min_line_ends: float = 0.5

@@ -288,6 +288,26 @@ def test_a_board_whose_second_direction_clutter_outnumbers_is_found_from_the_thi
     with pytest.raises(NoBoardError):
         find_board(r.frame, files, ranks, settings=LocaliseSettings(third_family_big=0))
 
+
+def test_a_bigger_board_on_a_faint_checker_is_looked_for_again_not_guessed() -> None:
+    # frame 226 of 40000+: a wood checker with faint lines; no grid the first search found
+    # is confirmed, and the first of them (its lines "everywhere", an outer rank bare) was
+    # answered 40.7% off. Refused there, the finer second search finds the board
+    r = render(40226, "flipflop-5x5", hand=False, distortion=0.0)
+    assert corner_error(find_board(r.frame, 5, 5), r.corners) < 0.01 * r.diagonal
+    guess = find_board(r.frame, 5, 5, settings=LocaliseSettings(refuse_unconfirmed=False))
+    assert corner_error(guess, r.corners) > 0.3 * r.diagonal
+
+
+def test_an_unconfirmed_grid_half_off_the_board_is_refused() -> None:
+    # frame 174 of 170000+: every grid both searches find is a window reaching off the board
+    # onto the table; the first was answered 127% off, and is refused now
+    r = render(170174, "rinne", hand=False, distortion=0.0)
+    with pytest.raises(NoBoardError):
+        find_board(r.frame, r.truth.files, r.truth.ranks)
+    guess = find_board(r.frame, r.truth.files, r.truth.ranks, settings=LocaliseSettings(refuse_unconfirmed=False))
+    assert corner_error(guess, r.corners) > 0.5 * r.diagonal
+
 # ---------------------------------------------------------------- the finder's settings
 
 def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-untyped-def]
@@ -310,6 +330,7 @@ def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-u
     ("outline_quads = 0\noutline_margins = [0.2, 0.6]\noutline_min_ends = 0.75",
      {"outline_quads": 0, "outline_margins": (0.2, 0.6), "outline_min_ends": 0.75}),
     ("third_family_big = 0", {"third_family_big": 0}),
+    ("refuse_unconfirmed = false", {"refuse_unconfirmed": False}),
     ("tie_ring_margin = 0\nwide_ring_margin = 0.3", {"tie_ring_margin": 0.0, "wide_ring_margin": 0.3}),
 ])
 def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
