@@ -305,7 +305,8 @@ def test_an_unconfirmed_grid_half_off_the_board_is_refused() -> None:
     r = render(170174, "rinne", hand=False, distortion=0.0)
     with pytest.raises(NoBoardError):
         find_board(r.frame, r.truth.files, r.truth.ranks)
-    guess = find_board(r.frame, r.truth.files, r.truth.ranks, settings=LocaliseSettings(refuse_unconfirmed=False))
+    guess = find_board(r.frame, r.truth.files, r.truth.ranks,
+                       settings=LocaliseSettings(refuse_unconfirmed=False))
     assert corner_error(guess, r.corners) > 0.5 * r.diagonal
 
 # ---------------------------------------------------------------- the finder's settings
