@@ -621,7 +621,8 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
     only near each lattice's square, and keep that grid if it meets as many line ends as the
     first was asked to (`wide_below_ends`), or, where the first search found nothing, if
     its printed lines confirm it (`_confirmed`). A grid kept though it meets few line ends
-    is refused when its lines run on beyond it (`few_ends_max_outside`)."""
+    is refused when its lines run on beyond it (`few_ends_max_outside`) or the board's edge
+    does not surround it (`_ringed`); the board's outline is then looked for."""
     first: BoardPose | None = None
     missed: NoBoardError | None = None
     try:
@@ -647,7 +648,7 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
             return second
     except NoBoardError:
         pass
-    if first is not None and not _runs_on(_colour(frame_bgr), first, s):
+    if first is not None and not _runs_on(_colour(frame_bgr), first, s) and _ringed(frame_bgr, first, s):
         return first
     # about to refuse: the board's outline may still show where its grid does not
     outlined = _find_outline(frame_bgr, files, ranks, s) if s.outline_quads else None
@@ -713,6 +714,15 @@ def _ring_beats(frame_bgr: NDArray[np.uint8], second: BoardPose, first: BoardPos
                   + s.wide_ring_margin):
         return False
     return not _runs_on(colour, second, s)
+
+
+def _ringed(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> bool:
+    """Whether a 3x3 grid that meets few of its line ends has the board's edge round it at one
+    margin on at least `few_ends_min_ring` of its sides' stretches (`ring_agreement`). The
+    grids kept so that fell on the dice, a hand or the table read 0.12-0.29 on the
+    development frames, the board's own 0.33 and more ("Session 12 (3)")."""
+    return not s.few_ends_min_ring or ring_agreement(
+        _colour(frame_bgr), pose.h, pose.files, pose.ranks) >= s.few_ends_min_ring
 
 
 def _runs_on(frame: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> bool:

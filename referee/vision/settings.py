@@ -74,6 +74,7 @@ class LocaliseSettings:
     outline_min_ring: float = 0.5
     tie_ring_margin: float = 0.1
     wide_ring_margin: float = 0.2
+    few_ends_min_ring: float = 0.3
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):
@@ -111,6 +112,8 @@ class LocaliseSettings:
         if not 0 <= self.outline_min_ends <= 1 or not 0 <= self.outline_min_ring <= 1:
             raise VisionSettingsError("[localise] outline_min_ends and outline_min_ring must lie between 0 "
                                       "and 1")
+        if not 0 <= self.few_ends_min_ring <= 1:
+            raise VisionSettingsError("[localise] few_ends_min_ring must lie between 0 (off) and 1")
         if not 0 <= self.tie_ring_margin <= 1 or not 0 <= self.wide_ring_margin <= 1:
             raise VisionSettingsError("[localise] tie_ring_margin and wide_ring_margin must lie between 0 "
                                       "(off) and 1")

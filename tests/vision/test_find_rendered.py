@@ -109,7 +109,7 @@ def test_a_3x3_grid_whose_lines_meet_no_outer_line_is_refused() -> None:
     with pytest.raises(NoBoardError, match=r"meet its outer lines|run on beyond it"):
         find_board(r.frame, 3, 3, settings=LocaliseSettings(outline_quads=0))
     guessed = find_board(r.frame, 3, 3, settings=LocaliseSettings(
-        min_line_ends=0.0, few_ends_max_outside=1.0, outline_quads=0))
+        min_line_ends=0.0, few_ends_max_outside=1.0, outline_quads=0, few_ends_min_ring=0.0))
     assert corner_error(guessed, r.corners) > 0.1 * r.diagonal
 
 
@@ -157,9 +157,12 @@ def test_a_3x3_checker_is_polished_to_its_alternating_steps(seed: int) -> None:
     # benchmark frames 140 of 40000+ and 8 of 80000+: checkers without lines whose fit locked
     # onto dice edges and labels (6.9% and 5.6% of the diagonal off without the last fit to
     # the squares' alternating colour steps)
+    # (the ring check off: 80008's unpolished grid meets few line ends, and without the board's
+    # edge round it the outline search takes over)
     r = frame(seed)
-    errors = {bands: corner_error(find_board(r.frame, 3, 3, settings=LocaliseSettings(checker_bands=bands)),
-                                  r.corners) for bands in ((0.1, 0.06), ())}
+    errors = {bands: corner_error(find_board(r.frame, 3, 3, settings=LocaliseSettings(
+        checker_bands=bands, few_ends_min_ring=0.0)), r.corners) for bands in ((0.1, 0.06), ())}
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
     assert errors[(0.1, 0.06)] < 0.01 * r.diagonal
     assert errors[()] > 0.02 * r.diagonal
 
@@ -261,6 +264,26 @@ def test_a_wide_grid_under_a_hand_is_kept_where_the_board_edge_surrounds_it() ->
     assert corner_error(plain, r.corners) > 0.05 * r.diagonal
 
 
+
+def test_a_3x3_grid_meeting_few_line_ends_without_the_board_edge_round_it_is_refused() -> None:
+    # frame 33 of 80000+: a hand over the board; the first search's grid meets few line ends,
+    # its lines do not run on, and it was answered 69% off. The board's edge surrounds it on
+    # 0.12 of its sides' stretches, and it is refused now
+    r = render(80033, "flipflop-3x3", hand=True, distortion=0.0)
+    with pytest.raises(NoBoardError):
+        find_board(r.frame, 3, 3)
+    guess = find_board(r.frame, 3, 3, settings=LocaliseSettings(few_ends_min_ring=0.0))
+    assert corner_error(guess, r.corners) > 0.5 * r.diagonal
+
+
+def test_a_3x3_grid_refused_for_its_ring_gives_way_to_the_board_outline() -> None:
+    # frame 71 of 120000+: the same kind of grid, 40% off; refused, the outline search finds
+    # the board
+    r = render(120071, "flipflop-3x3", hand=False, distortion=0.0)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    guess = find_board(r.frame, 3, 3, settings=LocaliseSettings(few_ends_min_ring=0.0))
+    assert corner_error(guess, r.corners) > 0.3 * r.diagonal
+
 @pytest.mark.parametrize(("seed", "game", "hand"), [(20003, "tensei", True), (80211, "rinne-5x5", True)])
 def test_a_window_taking_the_margin_for_a_row_loses_to_the_board_under_a_hand(
         seed: int, game: str, hand: bool) -> None:
@@ -332,6 +355,7 @@ def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-u
      {"outline_quads": 0, "outline_margins": (0.2, 0.6), "outline_min_ends": 0.75}),
     ("third_family_big = 0", {"third_family_big": 0}),
     ("refuse_unconfirmed = false", {"refuse_unconfirmed": False}),
+    ("few_ends_min_ring = 0", {"few_ends_min_ring": 0.0}),
     ("tie_ring_margin = 0\nwide_ring_margin = 0.3", {"tie_ring_margin": 0.0, "wide_ring_margin": 0.3}),
 ])
 def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
@@ -350,6 +374,7 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "outline_quads = -1", "outline_candidates = 0", "outline_min_side = 0.0", "outline_min_side = 1.5",
     "outline_margins = [0.5]", "outline_margins = [0.8, 0.2]", "outline_margins = [-0.1, 0.5]",
     "outline_min_ends = 1.2", "third_family_big = -1", "tie_ring_margin = -0.1", "wide_ring_margin = 1.5",
+    "few_ends_min_ring = 1.5",
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VisionSettingsError):
