@@ -657,8 +657,9 @@ def _find_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: Localis
     if first is None:
         assert missed is not None
         raise missed
-    raise NoBoardError("no board: the grid found meets few of its line ends and its lines run "
-                       "on beyond it (a bigger grid, a ruled sheet, or something over the board?)")
+    raise NoBoardError("no board: the grid found meets few of its line ends, and its lines run "
+                       "on beyond it or the board's edge does not surround it (a bigger grid, a "
+                       "ruled sheet, or something over the board?)")
 
 
 def _find_outline(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
@@ -888,7 +889,7 @@ def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: i
     against it (lines everywhere, or running on beyond it) or an outer file or rank of it is
     bare (`_band_loss`: the table or the margin taken for squares): the grids that pass only
     because a hand or faint lines hide what would refuse them are kept, the others are
-    guesses, 40% or more off where they were measured ("Session 12 (2)"). With
+    guesses, mostly 30% or more off where they were measured ("Session 12 (2)"). With
     `near` (the work copy's edges, `scale` to it), a grid after the first is confirmed only if
     its outer files and ranks are crossed by its inner lines no worse than the first's
     (`_band_loss`): past a best grid a hand hides part of, the next is often the window a
