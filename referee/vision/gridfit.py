@@ -235,7 +235,7 @@ def _line_hits(near: NearestEdges, h: FloatArray, positions: FloatArray, t: Floa
 
 
 def edge_hits(near: NearestEdges, mapped: FloatArray, ahead: FloatArray, tol_px: float,
-          max_angle_deg: float) -> tuple[FloatArray, NDArray[np.bool_]]:
+              max_angle_deg: float) -> tuple[FloatArray, NDArray[np.bool_]]:
     """Whether each point (homogeneous image rows `mapped`; `ahead`, a step along its line)
     has an edge within `tol_px` whose gradient is across the line, and whether it is in view."""
     with np.errstate(divide="ignore", invalid="ignore"):
