@@ -11,7 +11,8 @@ what texture there gives (so a bigger board, the
 board's own edge or the table's edges do not pass) -> ICP pull onto the edges -> sub-pixel
 fit to the lines' profiles at full resolution (profiles.py), confirmed there; on 3x3 boards
 fitted from nudged starts too, keeping the fit whose inner lines meet its outer lines (and,
-where the lines are printed, whose lines show a printed line where it puts them).
+where the lines are printed, whose lines show a printed line where it puts them), and last
+moved to sit centred in the board's edge round it where that edge clearly agrees more.
 
 track: the same profile fit started from the previous pose on a crop around the board, in
 whatever naming of the corners the caller uses; None when the board has moved too far, so
@@ -38,7 +39,7 @@ from referee.vision.gridfit import (
     line_support,
     normaliser,
 )
-from referee.vision.outline import margin_grids, outline_quads, ring_agreement
+from referee.vision.outline import edge_centred, margin_grids, outline_quads, ring_agreement
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
 from referee.vision.profiles import (
     ProfileSupport,
@@ -581,7 +582,32 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
             return _find_big(frame_bgr, files, ranks, s)
         pose = _find_small(frame_bgr, files, ranks, s) if s.wide_below_ends > 0 else _find_twice(
             frame_bgr, files, ranks, s)
-        return _polish_checker(frame_bgr, pose, s) if s.checker_bands else pose
+        pose = _polish_checker(frame_bgr, pose, s) if s.checker_bands else pose
+        return _centre_on_edge(frame_bgr, pose, s) if s.edge_centre_rise else pose
+
+
+def _centre_on_edge(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:
+    """A 3x3 grid, once chosen, moved so that the board's edge round it lies at one margin on
+    every side (`outline.edge_centred`), if that puts the edge at one margin on at least
+    `edge_centre_rise` more of its sides' stretches (`ring_agreement`) and moves no corner
+    more than `edge_centre_max_move` squares. The grid's fit to its own lines can settle a
+    few hundredths of a square off, turned or sheared (faint lines, an outer line on a
+    die's edge); the board's edge, four long straight steps, tells that shift, turn and
+    perspective, while the grid keeps its size. Round a right grid the edge is concentric
+    already, so the move is small and the ring does not rise. A thick board's side face,
+    seen on the side towards the camera, puts the outline further out there (0.07 square on
+    development 80000+ 1): past `edge_centre_window` that side shows no edge, and nothing
+    moves."""
+    frame = _colour(frame_bgr)
+    files, ranks = pose.files, pose.ranks
+    moved = edge_centred(frame, pose.h, files, ranks, window=s.edge_centre_window,
+                         min_stretches=s.edge_centre_stretches)
+    if moved is None or _moved(pose.h, moved, files, ranks) > s.edge_centre_max_move:
+        return pose
+    before = ring_agreement(frame, pose.h, files, ranks)
+    if ring_agreement(frame, moved, files, ranks) < before + s.edge_centre_rise:
+        return pose
+    return canonical(moved, files, ranks)
 
 
 def _polish_checker(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:

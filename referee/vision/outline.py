@@ -9,7 +9,8 @@ missed or refused development 3x3 frame but two had its four sides among the Hou
 sides are supported by edges along their length (read from one cumulative profile a line,
 so that every pair of crossings on it costs one subtraction); `margin_grids` shrinks each
 such outline by the margin whose grid lines the edge map supports best against the lines
-half-way between them."""
+half-way between them. `ring_agreement` reads how concentric the board's edge is round a
+grid, and `edge_centred` moves a grid so that it is."""
 
 from __future__ import annotations
 
@@ -145,21 +146,27 @@ def margin_grids(near: NearestEdges, quads: FloatArray, files: int, ranks: int, 
     return out
 
 
-def ring_agreement(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,
-                   reach: tuple[float, float] = (0.1, 1.3), tol: float = 0.02, segments: int = 6,
-                   along: int = 4, step: float = 0.01) -> float:
-    """How much a grid (board -> image) sits inside an outline at one margin on every side:
-    each side, cut into `segments` stretches, is read outwards (from `reach[0]` to `reach[1]`
-    squares beyond its outermost line, the colour step's magnitude averaged along the
-    stretch), and this is the share of all the stretches whose strongest step lies within
-    `tol` squares of the offset most of them agree on (the board's edge, or a border line
-    around the grid); 0 with fewer than 8 stretches in view. A grid fitted a little off, or
-    onto the dice or a hand, puts the board's edge at a different offset side by side."""
+@dataclass(frozen=True)
+class _SideSteps:
+    """The colour steps read outwards from a grid's four sides (`_side_steps`)."""
+    offsets: FloatArray              # (k,) squares beyond the outermost line, between samples
+    steps: list[FloatArray]          # per side: (segments, k, channels) colour steps
+    seen: list[NDArray[np.bool_]]    # per side: (segments,) stretches in view
+    along: list[FloatArray]          # per side: (segments,) where each stretch lies along it
+
+
+def _side_steps(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,
+                reach: tuple[float, float], segments: int, along: int, step: float) -> _SideSteps:
+    """Each side of a grid (board -> image) cut into `segments` stretches and read outwards from
+    `reach[0]` to `reach[1]` squares beyond its outermost line: the colour steps, averaged along
+    each stretch. Sides 0 and 1 lie beyond the first and last file line (x = 0, x = files), 2
+    and 3 beyond the first and last rank line; each stretch is clear of the corners by a tenth
+    of a square."""
     offs = np.arange(reach[0], reach[1] + 1e-9, step)
-    peaks: list[float] = []
     rows, cols = image.shape[:2]
-    # sides 0 and 1 beyond the first and last file line (x = 0, x = files), 2 and 3 beyond the
-    # first and last rank line; t along the side, clear of the corners by a tenth of a square
+    steps: list[FloatArray] = []
+    seen: list[NDArray[np.bool_]] = []
+    centres: list[FloatArray] = []
     for side, length in enumerate((ranks, ranks, files, files)):
         t = 0.1 + (np.arange(segments * along) + 0.5) / (segments * along) * (length - 0.2)
         tt, oo = np.meshgrid(t, offs, indexing="ij")
@@ -175,13 +182,126 @@ def ring_agreement(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: i
                             borderMode=cv2.BORDER_REPLICATE).astype(np.float64)
         if sampled.ndim == 2:
             sampled = sampled[:, :, None]
-        steps = np.diff(sampled, axis=1).reshape(segments, along, len(offs) - 1, -1).mean(axis=1)
-        strength = np.sqrt((steps ** 2).sum(axis=-1))                    # (segments, offsets - 1)
-        seen = inside.reshape(segments, along * len(offs)).mean(axis=1) > 0.95
-        mids = 0.5 * (offs[:-1] + offs[1:])
-        peaks += [float(mids[int(np.argmax(row))]) for row, ok in zip(strength, seen, strict=True) if ok]
-    if len(peaks) < 8:
+        steps.append(np.diff(sampled, axis=1).reshape(segments, along, len(offs) - 1, -1).mean(axis=1))
+        seen.append(np.asarray(inside.reshape(segments, along * len(offs)).mean(axis=1) > 0.95))
+        centres.append(t.reshape(segments, along).mean(axis=1))
+    return _SideSteps(0.5 * (offs[:-1] + offs[1:]), steps, seen, centres)
+
+
+def _peaks(sides: _SideSteps) -> tuple[FloatArray, FloatArray]:
+    """The offset of each stretch in view's strongest colour step, and that step (channels)."""
+    offsets: list[float] = []
+    vectors: list[FloatArray] = []
+    for steps, seen in zip(sides.steps, sides.seen, strict=True):
+        strength = np.sqrt((steps ** 2).sum(axis=-1))                   # (segments, offsets)
+        for row, vec, ok in zip(strength, steps, seen, strict=True):
+            if ok:
+                k = int(np.argmax(row))
+                offsets.append(float(sides.offsets[k]))
+                vectors.append(vec[k])
+    return np.array(offsets), (np.array(vectors) if vectors else np.zeros((0, 1)))
+
+
+def _consensus(found: FloatArray, reach: tuple[float, float], tol: float, step: float) -> tuple[float, int]:
+    """The offset most of `found` lie within `tol` of (the first such), and how many do."""
+    centres = np.arange(reach[0], reach[1], step / 2)
+    counts = [int((np.abs(found - c) <= tol).sum()) for c in centres]
+    k = int(np.argmax(counts))
+    return float(centres[k]), counts[k]
+
+
+def ring_agreement(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,
+                   reach: tuple[float, float] = (0.1, 1.3), tol: float = 0.02, segments: int = 6,
+                   along: int = 4, step: float = 0.01) -> float:
+    """How much a grid (board -> image) sits inside an outline at one margin on every side:
+    each side, cut into `segments` stretches, is read outwards (`_side_steps`), and this is the
+    share of all the stretches whose strongest step lies within `tol` squares of the offset
+    most of them agree on (the board's edge, or a border line around the grid); 0 with fewer
+    than 8 stretches in view. A grid fitted a little off, or onto the dice or a hand, puts
+    the board's edge at a different offset side by side."""
+    found, _ = _peaks(_side_steps(image, h, files, ranks, reach=reach, segments=segments, along=along,
+                                  step=step))
+    if len(found) < 8:
         return 0.0
-    found = np.array(peaks)
-    agree = max(int((np.abs(found - c) <= tol).sum()) for c in np.arange(reach[0], reach[1], step / 2))
-    return agree / (4 * segments)
+    return _consensus(found, reach, tol, step)[1] / (4 * segments)
+
+
+def edge_centred(image: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, *,
+                 window: float, min_stretches: int, reach: tuple[float, float] = (0.1, 1.3),
+                 tol: float = 0.02, segments: int = 6, along: int = 4,
+                 step: float = 0.01) -> FloatArray | None:
+    """The grid (board -> image) moved so that the board's edge round it is concentric with it.
+    On each side's stretches (`_side_steps`) the edge is the step, within `window` squares of
+    the offset most stretches' strongest steps agree on, of their colour change's sign (so
+    the two sides of a border line are not mixed), at least half the stretch's strongest and
+    half the agreeing steps' typical one. A straight line through them a side (at least
+    `min_stretches` stretches), and the four lines are taken as the outline at one margin
+    all round, the mean of the four sides' (the edge tells the grid's shift, turn and
+    perspective, not its scale). None where a side shows too little of the edge."""
+    sides = _side_steps(image, h, files, ranks, reach=reach, segments=segments, along=along, step=step)
+    found, vectors = _peaks(sides)
+    if len(found) < 8:
+        return None
+    centre, _ = _consensus(found, reach, tol, step)
+    agreeing = vectors[np.abs(found - centre) <= tol]
+    sign = agreeing.sum(axis=0)
+    sign /= max(float(np.linalg.norm(sign)), 1e-9)
+    least = 0.5 * float(np.median(np.linalg.norm(agreeing, axis=1)))
+    lines = [_edge_line(sides, k, sign, centre, window, least, min_stretches) for k in range(4)]
+    if any(line is None for line in lines):
+        return None
+    return _concentric(h, files, ranks, [line for line in lines if line is not None])
+
+
+def _edge_line(sides: _SideSteps, side: int, sign: FloatArray, centre: float, window: float,
+               least: float, min_stretches: int) -> FloatArray | None:
+    """(a, b): the board's edge beyond `side` at offset a + b t (t along the side), fitted to
+    the stretches that show it (sub-sample peaks of the step of sign `sign` near `centre`, at
+    least `least` and half the stretch's strongest step), once more without those 0.02
+    squares and 2.5 median residuals off; None with fewer than `min_stretches`."""
+    offs = sides.offsets
+    signed = sides.steps[side] @ sign                                  # (segments, offsets)
+    strongest = np.sqrt((sides.steps[side] ** 2).sum(axis=-1)).max(axis=1)
+    near = np.abs(offs - centre) <= window
+    ts: list[float] = []
+    found: list[float] = []
+    for row, top, ok, t in zip(signed, strongest, sides.seen[side], sides.along[side], strict=True):
+        k = int(np.argmax(np.where(near, row, -np.inf)))
+        if not ok or row[k] < max(0.5 * top, least):
+            continue
+        sub = 0.0
+        if 0 < k < len(row) - 1 and row[k - 1] - 2 * row[k] + row[k + 1] < 0:
+            sub = 0.5 * (row[k - 1] - row[k + 1]) / (row[k - 1] - 2 * row[k] + row[k + 1])
+        ts.append(float(t))
+        found.append(float(offs[k] + sub * (offs[1] - offs[0])))
+    if len(ts) < min_stretches:
+        return None
+    design = np.column_stack([np.ones(len(ts)), ts])
+    target = np.array(found)
+    line = np.linalg.lstsq(design, target, rcond=None)[0]
+    resid = np.abs(target - design @ line)
+    keep = resid <= max(0.02, 2.5 * float(np.median(resid)))
+    if keep.sum() >= min_stretches:
+        line = np.linalg.lstsq(design[keep], target[keep], rcond=None)[0]
+    return np.asarray(line, dtype=np.float64)
+
+
+def _concentric(h: FloatArray, files: int, ranks: int, lines: list[FloatArray]) -> FloatArray:
+    """`h` moved so that the four edge lines (`_edge_line`, in its board units) are the outline
+    at one margin all round, the mean of their offsets at the sides' middles."""
+    (a0, b0), (a1, b1), (a2, b2), (a3, b3) = lines
+    # homogeneous board lines: x = -(a0 + b0 y), x = files + a1 + b1 y, y = -(a2 + b2 x), ...
+    sides = [np.array([1.0, b0, a0]), np.array([1.0, -b1, -files - a1]),
+             np.array([b2, 1.0, a2]), np.array([-b3, 1.0, -ranks - a3])]
+    corners = []
+    for one, two in ((0, 2), (1, 2), (1, 3), (0, 3)):
+        p = np.cross(sides[one], sides[two])
+        corners.append(p[:2] / p[2])
+    margin = float(np.mean([a + b * (ranks if k < 2 else files) / 2
+                            for k, (a, b) in enumerate(lines)]))
+    outline = np.array([[-margin, -margin], [files + margin, -margin], [files + margin, ranks + margin],
+                        [-margin, ranks + margin]], dtype=np.float32)
+    move = np.asarray(cv2.getPerspectiveTransform(outline, np.array(corners, dtype=np.float32)),
+                      dtype=np.float64)
+    moved = h @ move
+    return np.asarray(moved / moved[2, 2], dtype=np.float64)

@@ -75,6 +75,10 @@ class LocaliseSettings:
     tie_ring_margin: float = 0.1
     wide_ring_margin: float = 0.2
     few_ends_min_ring: float = 0.3
+    edge_centre_rise: float = 0.1
+    edge_centre_window: float = 0.05
+    edge_centre_stretches: int = 3
+    edge_centre_max_move: float = 0.15
 
     def __post_init__(self) -> None:
         for name in ("refine_outer", "refine_outer_small"):
@@ -117,6 +121,12 @@ class LocaliseSettings:
         if not 0 <= self.tie_ring_margin <= 1 or not 0 <= self.wide_ring_margin <= 1:
             raise VisionSettingsError("[localise] tie_ring_margin and wide_ring_margin must lie between 0 "
                                       "(off) and 1")
+        if not 0 <= self.edge_centre_rise <= 1 or not 0 < self.edge_centre_window <= 0.5:
+            raise VisionSettingsError("[localise] edge_centre_rise must lie between 0 (off) and 1, "
+                                      "edge_centre_window above 0 and at most 0.5 square")
+        if not 2 <= self.edge_centre_stretches <= 6 or self.edge_centre_max_move <= 0:
+            raise VisionSettingsError("[localise] edge_centre_stretches must lie between 2 and 6 (a side's "
+                                      "stretches), edge_centre_max_move above 0")
         if len(self.outline_margins) != 2 or not 0 <= self.outline_margins[0] <= self.outline_margins[1]:
             raise VisionSettingsError("[localise] outline_margins needs two margins (squares), the least "
                                       "first, neither negative")

@@ -265,6 +265,17 @@ def test_a_3x3_board_is_found_by_the_board_edge_round_it(
     assert corner_error(plain, r.corners) > off_by * r.diagonal
 
 
+def test_a_3x3_grid_fitted_a_little_off_is_centred_in_the_board_edge() -> None:
+    # frame 8 of 60000+ (legacy hands, no hand): a faint 3x3 board of light squares with
+    # labels in its margin; the grid fitted to its lines sits 1.9% off, turned against the
+    # board's edge, which shows at one margin on half its sides' stretches. Moved so that
+    # the edge is concentric round it (0.96 of the stretches), it is 0.7% off
+    r = render(60008, "flipflop-3x3", hand=False, distortion=0.0)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    plain = find_board(r.frame, 3, 3, settings=LocaliseSettings(edge_centre_rise=0.0))
+    assert corner_error(plain, r.corners) > 0.015 * r.diagonal
+
+
 def test_a_3x3_grid_meeting_few_line_ends_without_the_board_edge_round_it_is_refused() -> None:
     # frame 33 of 80000+: a hand over the board; the first search's grid meets few line ends,
     # its lines do not run on, and it was answered 69% off. The board's edge surrounds it on
@@ -349,6 +360,9 @@ def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-u
     ("refuse_unconfirmed = false", {"refuse_unconfirmed": False}),
     ("few_ends_min_ring = 0", {"few_ends_min_ring": 0.0}),
     ("tie_ring_margin = 0\nwide_ring_margin = 0.3", {"tie_ring_margin": 0.0, "wide_ring_margin": 0.3}),
+    ("edge_centre_rise = 0\nedge_centre_window = 0.08\nedge_centre_stretches = 4\nedge_centre_max_move = 0.1",
+     {"edge_centre_rise": 0.0, "edge_centre_window": 0.08, "edge_centre_stretches": 4,
+      "edge_centre_max_move": 0.1}),
 ])
 def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
     got = localise_from(tmp_path, body)
@@ -367,6 +381,8 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "outline_margins = [0.5]", "outline_margins = [0.8, 0.2]", "outline_margins = [-0.1, 0.5]",
     "outline_min_ends = 1.2", "third_family_big = -1", "tie_ring_margin = -0.1", "wide_ring_margin = 1.5",
     "few_ends_min_ring = 1.5",
+    "edge_centre_rise = -0.1", "edge_centre_rise = 1.5", "edge_centre_window = 0", "edge_centre_window = 0.8",
+    "edge_centre_stretches = 1", "edge_centre_stretches = 7", "edge_centre_max_move = 0",
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VisionSettingsError):

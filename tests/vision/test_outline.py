@@ -10,8 +10,8 @@ import cv2
 import numpy as np
 
 from referee.vision.gridfit import NearestEdges, edge_map
-from referee.vision.localise import _ring_beats, _ring_tiebreak, hough_lines, split_families
-from referee.vision.outline import margin_grids, outline_quads, ring_agreement
+from referee.vision.localise import _centre_on_edge, _ring_beats, _ring_tiebreak, hough_lines, split_families
+from referee.vision.outline import edge_centred, margin_grids, outline_quads, ring_agreement
 from referee.vision.pose import BoardPose, apply_homography, board_corners
 from referee.vision.settings import default_settings
 
@@ -137,3 +137,40 @@ def test_the_wide_grid_is_kept_where_the_board_edge_surrounds_it_and_not_the_fir
     assert _ring_beats(frame, true_pose, off_pose, s)
     assert not _ring_beats(frame, off_pose, true_pose, s)
     assert not _ring_beats(frame, true_pose, true_pose, s)   # no better than the first
+
+
+def _centred(frame: np.ndarray, h: np.ndarray) -> np.ndarray | None:
+    s = default_settings().localise
+    return edge_centred(frame, h, 3, 3, window=s.edge_centre_window, min_stretches=s.edge_centre_stretches)
+
+
+# shifted by 0.035 square across the files and turned by 0.005 square a rank: the board's edge
+# lies at another margin on the two sides it moved and slants along the others
+NUDGE = np.array([[1.0, 0.005, 0.035], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+
+
+def test_a_grid_a_little_off_is_centred_in_the_board_edge_round_it() -> None:
+    frame, h = _drawn_board(hand=False)
+    moved = _centred(frame, h @ NUDGE)
+    assert moved is not None and _squares_off(moved, h) < 0.015 < 0.05 < _squares_off(h @ NUDGE, h)
+    # round the true grid the edge is concentric already: it stays
+    still = _centred(frame, h)
+    assert still is not None and _squares_off(still, h) < 0.01
+    # the edge tells where the grid lies, not its size: a grid a little too small stays so
+    small = h @ np.array([[0.98, 0.0, 0.03], [0.0, 0.98, 0.03], [0.0, 0.0, 1.0]])
+    kept = _centred(frame, small)
+    assert kept is not None and _squares_off(kept, small) < 0.01
+
+
+def test_the_chosen_grid_is_moved_only_where_the_board_edge_agrees_more_round_it() -> None:
+    frame, h = _drawn_board(hand=False)
+    s = default_settings().localise
+    off = BoardPose.from_homography(h @ NUDGE, 3, 3)
+    assert _squares_off(_centre_on_edge(frame, off, s).h, h) < 0.015
+    assert _centre_on_edge(frame, off, replace(s, edge_centre_rise=1.0)) is off
+    assert _centre_on_edge(frame, off, replace(s, edge_centre_max_move=0.01)) is off
+    # a side whose edge the table hides (a hand, the frame's border): nothing to centre on
+    hidden = frame.copy()
+    side = apply_homography(h, np.array([[-1.5, -1.0], [-0.1, -1.0], [-0.1, 4.0], [-1.5, 4.0]]))
+    cv2.fillConvexPoly(hidden, np.rint(side).astype(np.int32), (200, 210, 215))
+    assert _centred(hidden, off.h) is None
