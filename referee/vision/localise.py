@@ -930,13 +930,27 @@ def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: i
         if first is None:
             first = (fitted, loss, support)
         if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None and (
-                k == 0 or loss <= first[1]):
+                k == 0 or loss <= first[1]) and not _adrift(frame, fitted, files, ranks, s):
             return fitted
     assert first is not None
     fitted, loss, support = first
+    if _adrift(frame, fitted, files, ranks, s):
+        raise NoBoardError("no board: the grid's lines stop nowhere and no board edge runs round it")
     if s.refuse_unconfirmed and (loss > 0 or support.grid >= s.min_support):
         raise NoBoardError(f"no board: {support.reason(s.min_support, s.min_contrast, s.max_outside_ratio)}")
     return fitted
+
+
+def _adrift(frame: NDArray[np.uint8], h: FloatArray, files: int, ranks: int, s: LocaliseSettings) -> bool:
+    """Whether a grid of a board bigger than 3x3 is held by nothing of the board's: fewer
+    than `adrift_ends` of its inner lines meet its outer lines (`line_ends`) and the board's
+    edge shows at one margin round it on fewer than `adrift_ring` of its sides' stretches
+    (`ring_agreement`). Such grids, confirmed by their profiles, were a hand's, the table's
+    grain or a window rows off onto the margin (30-118% off on the development frames,
+    "Session 13"); the board's own grids show one or the other, even under a hand."""
+    if not s.adrift_ends or line_ends(frame, h, files, ranks) >= s.adrift_ends:
+        return False
+    return ring_agreement(frame, h, files, ranks) < s.adrift_ring
 
 
 def _best_reached(frame: NDArray[np.uint8], grids: list[FloatArray], files: int, ranks: int,

@@ -49,6 +49,8 @@ class LocaliseSettings:
     refine_ridges: bool = True
     confirm_candidates: int = 3
     refuse_unconfirmed: bool = True
+    adrift_ends: float = 0.3
+    adrift_ring: float = 0.3
     small_nudges: tuple[float, ...] = (0.18, 0.09, 0.075)  # shift, spacing, turn; () for none
     ends_slack: float = 0.13
     min_line_ends: float = 0.5
@@ -116,6 +118,9 @@ class LocaliseSettings:
         if not 0 <= self.outline_min_ends <= 1 or not 0 <= self.outline_min_ring <= 1:
             raise VisionSettingsError("[localise] outline_min_ends and outline_min_ring must lie between 0 "
                                       "and 1")
+        if not 0 <= self.adrift_ends <= 1 or not 0 <= self.adrift_ring <= 1:
+            raise VisionSettingsError("[localise] adrift_ends and adrift_ring must lie between 0 and 1 "
+                                      "(adrift_ends 0: off)")
         if not 0 <= self.few_ends_min_ring <= 1:
             raise VisionSettingsError("[localise] few_ends_min_ring must lie between 0 (off) and 1")
         if not 0 <= self.tie_ring_margin <= 1 or not 0 <= self.wide_ring_margin <= 1:

@@ -335,6 +335,26 @@ def test_an_unconfirmed_grid_half_off_the_board_is_refused() -> None:
                        settings=LocaliseSettings(refuse_unconfirmed=False))
     assert corner_error(guess, r.corners) > 0.5 * r.diagonal
 
+
+def test_a_bigger_board_grid_held_by_nothing_of_the_board_is_looked_for_again() -> None:
+    # frame 137 of 80000+: a hand over a 5x5 board; the first search's grid, confirmed by its
+    # profiles, was a skewed lattice 34% off whose lines stop nowhere and round which no board
+    # edge runs (`_adrift`). Refused there, the search from the third direction finds the board
+    r = render(80137, "tensei-5x5", hand=True, distortion=0.0)
+    assert corner_error(find_board(r.frame, 5, 5), r.corners) < 0.01 * r.diagonal
+    guess = find_board(r.frame, 5, 5, settings=LocaliseSettings(adrift_ends=0.0))
+    assert corner_error(guess, r.corners) > 0.3 * r.diagonal
+
+
+def test_a_bigger_board_grid_on_the_table_is_refused() -> None:
+    # frame 192 of 20000+: a hand over a 5x6 wood board; the grid answered lay on the table's
+    # grain beside the board, 118% off. Every grid the searches find now is adrift: refused
+    r = render(20192, "rinne", hand=True, distortion=0.0)
+    with pytest.raises(NoBoardError):
+        find_board(r.frame, r.truth.files, r.truth.ranks)
+    guess = find_board(r.frame, r.truth.files, r.truth.ranks, settings=LocaliseSettings(adrift_ends=0.0))
+    assert corner_error(guess, r.corners) > 0.5 * r.diagonal
+
 # ---------------------------------------------------------------- the finder's settings
 
 def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-untyped-def]
@@ -359,6 +379,7 @@ def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-u
     ("third_family_big = 0", {"third_family_big": 0}),
     ("refuse_unconfirmed = false", {"refuse_unconfirmed": False}),
     ("few_ends_min_ring = 0", {"few_ends_min_ring": 0.0}),
+    ("adrift_ends = 0\nadrift_ring = 0.4", {"adrift_ends": 0.0, "adrift_ring": 0.4}),
     ("tie_ring_margin = 0\nwide_ring_margin = 0.3", {"tie_ring_margin": 0.0, "wide_ring_margin": 0.3}),
     ("edge_centre_rise = 0\nedge_centre_window = 0.08\nedge_centre_stretches = 4\nedge_centre_max_move = 0.1",
      {"edge_centre_rise": 0.0, "edge_centre_window": 0.08, "edge_centre_stretches": 4,
@@ -380,7 +401,7 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "outline_quads = -1", "outline_candidates = 0", "outline_min_side = 0.0", "outline_min_side = 1.5",
     "outline_margins = [0.5]", "outline_margins = [0.8, 0.2]", "outline_margins = [-0.1, 0.5]",
     "outline_min_ends = 1.2", "third_family_big = -1", "tie_ring_margin = -0.1", "wide_ring_margin = 1.5",
-    "few_ends_min_ring = 1.5",
+    "few_ends_min_ring = 1.5", "adrift_ends = 1.5", "adrift_ring = -0.1",
     "edge_centre_rise = -0.1", "edge_centre_rise = 1.5", "edge_centre_window = 0", "edge_centre_window = 0.8",
     "edge_centre_stretches = 1", "edge_centre_stretches = 7", "edge_centre_max_move = 0",
 ])
