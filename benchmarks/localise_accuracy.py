@@ -59,27 +59,31 @@ def rendered(count: int, seed: int, distortion: float, games: tuple[str, ...],
              cache: Path | None, legacy_hands: bool = False) -> Iterator[Sample]:
     """Rendered frames; with `cache`, each frame and its truth are kept there (PNG + JSON) and
     read back on later runs, so that a run times the finder, not the renderer."""
+    for i in range(count):
+        yield rendered_frame(i, seed, distortion, games, cache, legacy_hands)
+
+
+def rendered_frame(i: int, seed: int, distortion: float, games: tuple[str, ...],
+                   cache: Path | None, legacy_hands: bool = False) -> Sample:
+    """Frame `i` of the set `rendered` gives, from the cache where it is kept there."""
     from benchmarks.rendered import render
 
+    game = games[i % len(games)]
     name = f"rendered-{seed}-{distortion:g}" + ("" if legacy_hands else "-hands")
-    folder = None if cache is None else cache / name
-    for i in range(count):
-        game = games[i % len(games)]
-        stem = None if folder is None else folder / f"{i:04d}-{game}"
-        if stem is not None and stem.with_suffix(".json").exists():
-            meta = json.loads(stem.with_suffix(".json").read_text())
-            frame = np.asarray(cv2.imread(str(stem.with_suffix(".png")), cv2.IMREAD_COLOR), dtype=np.uint8)
-            yield Sample(frame, np.array(meta["corners"], dtype=np.float64), meta["files"], meta["ranks"],
-                         game, meta["tilt"], meta["hand"])
-            continue
-        r = render(seed + i, game, hand=with_hand(i, len(games), legacy_hands), distortion=distortion)
-        if stem is not None:
-            stem.parent.mkdir(parents=True, exist_ok=True)
-            cv2.imwrite(str(stem.with_suffix(".png")), r.frame)
-            meta = {"corners": r.corners.tolist(), "files": r.truth.files, "ranks": r.truth.ranks,
-                    "tilt": r.tilt, "hand": r.hand, "truth": r.truth.to_json()}
-            stem.with_suffix(".json").write_text(json.dumps(meta))
-        yield Sample(r.frame, r.corners, r.truth.files, r.truth.ranks, r.game, r.tilt, r.hand)
+    stem = None if cache is None else cache / name / f"{i:04d}-{game}"
+    if stem is not None and stem.with_suffix(".json").exists():
+        meta = json.loads(stem.with_suffix(".json").read_text())
+        frame = np.asarray(cv2.imread(str(stem.with_suffix(".png")), cv2.IMREAD_COLOR), dtype=np.uint8)
+        return Sample(frame, np.array(meta["corners"], dtype=np.float64), meta["files"], meta["ranks"],
+                      game, meta["tilt"], meta["hand"])
+    r = render(seed + i, game, hand=with_hand(i, len(games), legacy_hands), distortion=distortion)
+    if stem is not None:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(stem.with_suffix(".png")), r.frame)
+        meta = {"corners": r.corners.tolist(), "files": r.truth.files, "ranks": r.truth.ranks,
+                "tilt": r.tilt, "hand": r.hand, "truth": r.truth.to_json()}
+        stem.with_suffix(".json").write_text(json.dumps(meta))
+    return Sample(r.frame, r.corners, r.truth.files, r.truth.ranks, r.game, r.tilt, r.hand)
 
 
 def drawn(count: int, seed: int) -> Iterator[Sample]:

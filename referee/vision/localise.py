@@ -693,8 +693,9 @@ def _find_outline(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
     """A 3x3 board's grid found from its outline (`outline.outline_quads`, `margin_grids`): the
     best `outline_candidates` grids refined, the first kept that meets `outline_min_ends` of
     its line ends (more than `min_line_ends` asks of grids that the grid lines themselves
-    found), whose lines show and do not run on beyond it (`profile_support`, `_runs_on`),
-    and round which the board's edge shows at one margin (`ring_agreement`,
+    found) or whose hidden ends the board's edge and its printed lines make up for
+    (`_ends_hidden`), whose lines show and do not run on beyond it (`profile_support`,
+    `_runs_on`), and round which the board's edge shows at one margin (`ring_agreement`,
     `outline_min_ring`); None when none does. Asked
     only where the grid searches would refuse the frame: on the development frames a hand
     over the board's middle (or dice along its lines) hid the grid's line ends, while the
@@ -716,14 +717,25 @@ def _find_outline(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
         if pose.square_size_px() * scale < s.min_square_px:
             continue
         support = profile_support(colour, fitted, files, ranks)
-        if (line_ends(colour, fitted, files, ranks) < s.outline_min_ends
-                or support.outside > s.few_ends_max_outside   # its lines run on (`_runs_on`)
+        if (support.outside > s.few_ends_max_outside   # its lines run on (`_runs_on`)
                 or support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None):
             continue
-        if s.outline_min_ring and ring_agreement(colour, fitted, files, ranks) < s.outline_min_ring:
+        few_ends = line_ends(colour, fitted, files, ranks) < s.outline_min_ends
+        if few_ends and not s.outline_confirm_ring:
+            continue
+        ring = ring_agreement(colour, fitted, files, ranks) if s.outline_min_ring or few_ends else 1.0
+        if ring < s.outline_min_ring or (few_ends and not _ends_hidden(colour, pose, ring, s)):
             continue
         return canonical(fitted, files, ranks)
     return None
+
+
+def _ends_hidden(colour: NDArray[np.uint8], pose: BoardPose, ring: float, s: LocaliseSettings) -> bool:
+    """Whether an outline's grid that meets fewer than `outline_min_ends` of its line ends is
+    the board's all the same: the ends are hidden (a hand, or dice on the lines), while the
+    board's edge shows round it on at least `outline_confirm_ring` of its sides' stretches
+    and its lines are printed lines centred where it puts them (`_confirmed`)."""
+    return bool(s.outline_confirm_ring) and ring >= s.outline_confirm_ring and _confirmed(colour, pose, s)
 
 
 def _ring_beats(frame_bgr: NDArray[np.uint8], second: BoardPose, first: BoardPose,

@@ -74,6 +74,7 @@ class LocaliseSettings:
     outline_candidates: int = 5
     outline_min_ends: float = 0.6
     outline_min_ring: float = 0.5
+    outline_confirm_ring: float = 0.75
     tie_ring_margin: float = 0.1
     wide_ring_margin: float = 0.2
     few_ends_min_ring: float = 0.3
@@ -115,9 +116,11 @@ class LocaliseSettings:
         if self.outline_quads < 0 or self.outline_candidates < 1 or not 0 < self.outline_min_side <= 1:
             raise VisionSettingsError("[localise] outline_quads must be 0 (off) or more, outline_candidates "
                                       "at least 1, outline_min_side above 0 and at most 1")
-        if not 0 <= self.outline_min_ends <= 1 or not 0 <= self.outline_min_ring <= 1:
-            raise VisionSettingsError("[localise] outline_min_ends and outline_min_ring must lie between 0 "
-                                      "and 1")
+        if not all(0 <= v <= 1 for v in (self.outline_min_ends, self.outline_min_ring,
+                                          self.outline_confirm_ring)):
+            raise VisionSettingsError("[localise] outline_min_ends, outline_min_ring and "
+                                      "outline_confirm_ring must lie between 0 and 1 "
+                                      "(outline_confirm_ring 0: off)")
         if not 0 <= self.adrift_ends <= 1 or not 0 <= self.adrift_ring <= 1:
             raise VisionSettingsError("[localise] adrift_ends and adrift_ring must lie between 0 and 1 "
                                       "(adrift_ends 0: off)")

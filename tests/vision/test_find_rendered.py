@@ -380,6 +380,7 @@ def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-u
     ("refuse_unconfirmed = false", {"refuse_unconfirmed": False}),
     ("few_ends_min_ring = 0", {"few_ends_min_ring": 0.0}),
     ("adrift_ends = 0\nadrift_ring = 0.4", {"adrift_ends": 0.0, "adrift_ring": 0.4}),
+    ("outline_confirm_ring = 0", {"outline_confirm_ring": 0.0}),
     ("tie_ring_margin = 0\nwide_ring_margin = 0.3", {"tie_ring_margin": 0.0, "wide_ring_margin": 0.3}),
     ("edge_centre_rise = 0\nedge_centre_window = 0.08\nedge_centre_stretches = 4\nedge_centre_max_move = 0.1",
      {"edge_centre_rise": 0.0, "edge_centre_window": 0.08, "edge_centre_stretches": 4,
@@ -401,7 +402,7 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "outline_quads = -1", "outline_candidates = 0", "outline_min_side = 0.0", "outline_min_side = 1.5",
     "outline_margins = [0.5]", "outline_margins = [0.8, 0.2]", "outline_margins = [-0.1, 0.5]",
     "outline_min_ends = 1.2", "third_family_big = -1", "tie_ring_margin = -0.1", "wide_ring_margin = 1.5",
-    "few_ends_min_ring = 1.5", "adrift_ends = 1.5", "adrift_ring = -0.1",
+    "few_ends_min_ring = 1.5", "adrift_ends = 1.5", "adrift_ring = -0.1", "outline_confirm_ring = 1.5",
     "edge_centre_rise = -0.1", "edge_centre_rise = 1.5", "edge_centre_window = 0", "edge_centre_window = 0.8",
     "edge_centre_stretches = 1", "edge_centre_stretches = 7", "edge_centre_max_move = 0",
 ])
