@@ -1,58 +1,14 @@
 """Rendered test frames for the localisation benchmarks: the renderer (referee.synth) draws a
 game's board in a random look, camera (0-40 degrees from vertical, any turn), light and
-clutter; some frames get a hand reaching over the board. Truth: the grid's outer corners."""
+clutter; some frames get a hand reaching over the board. Truth: the grid's outer corners.
+The drawing is `referee.stills.render_still`, which the corner network's training frames
+share."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
-import numpy as np
-from numpy.typing import NDArray
-
-from referee.synth import RenderOptions
-from referee.synth.games import game_spec, start_contents
-from referee.synth.hands import HandPose, sample_hand_look
-from referee.synth.placement import place_all
-from referee.synth.scene import FrameState, Scene, tilt_of
-from referee.synth.truth import FrameTruth
+from referee.stills import Rendered
+from referee.stills import render_still as render
 
 GAMES = ("rinne", "rinne-5x5", "flipflop-3x3", "tensei", "flipflop-5x5", "tensei-5x5")
 
-
-@dataclass(frozen=True)
-class Rendered:
-    frame: NDArray[np.uint8]
-    truth: FrameTruth
-    game: str
-    tilt: float
-    hand: bool
-
-    @property
-    def corners(self) -> NDArray[np.float64]:
-        return np.array(self.truth.corners, dtype=np.float64)
-
-    @property
-    def diagonal(self) -> float:
-        c = self.corners
-        return float(max(np.linalg.norm(c[2] - c[0]), np.linalg.norm(c[3] - c[1])))
-
-
-def render(seed: int, game: str, *, hand: bool, distortion: float = 1.0,
-           options: RenderOptions | None = None) -> Rendered:
-    options = replace(options or RenderOptions(), distortion=distortion)
-    spec = game_spec(game)
-    scene = Scene(spec, seed, options)
-    rng = np.random.default_rng([seed, 5])
-    contents = start_contents(spec, rng, scene.style.pieces)
-    poses = place_all(contents, rng, scene.style, scene.layout)
-    pose = None
-    if hand:
-        layout = scene.layout
-        mover = int(rng.integers(2))
-        grip = (float(rng.uniform(0, layout.width_mm)), float(rng.uniform(0, layout.height_mm)),
-                float(rng.uniform(15, 60)))
-        y = -layout.margin_mm - 330 if mover == 0 else layout.height_mm + layout.margin_mm + 330
-        shoulder = (layout.width_mm / 2 + float(rng.uniform(-200, 200)), y, 380.0)
-        pose = HandPose(grip, shoulder, sample_hand_look(rng), float(rng.uniform(0, 1)))
-    frame, truth = scene.render(FrameState(contents, poses, hand=pose), rng)
-    return Rendered(frame, truth, game, tilt_of(scene.camera), hand)
+__all__ = ["GAMES", "Rendered", "render"]

@@ -9,7 +9,8 @@ per pair, dice and Penta-pieces. Each game is rendered as footage, then replayed
 
 Run: PYTHONPATH=. python benchmarks/replay_games.py [--games 20] [--jobs 2] [--size 1280x720]
 [--footage DIR] (keep the footage in DIR and reuse it: rendering is most of the time;
-`--render-only` fills DIR without replaying)
+`--render-only` fills DIR without replaying) [--kinds GAME:PIECES,...] [--first-seed S]
+(other games, such as `flipflop-3x3:dice,flipflop-3x3:penta`, from another first seed)
 """
 
 from __future__ import annotations
@@ -53,11 +54,12 @@ class Row:
                 f"{ok} | {self.plies_read} | {self.hand_moves} | {self.speed:.1f} |")
 
 
-def planned(games: int, max_plies: int) -> list[tuple[int, str, str, Match[Any, Any]]]:
+def planned(games: int, max_plies: int, kinds: tuple[tuple[str, str], ...] = KINDS,
+            first_seed: int = FIRST_SEED) -> list[tuple[int, str, str, Match[Any, Any]]]:
     plan: list[tuple[int, str, str, Match[Any, Any]]] = []
-    seed = FIRST_SEED
+    seed = first_seed
     while len(plan) < games:
-        game, pieces = KINDS[len(plan) % len(KINDS)]
+        game, pieces = kinds[len(plan) % len(kinds)]
         match = ended_match(game, seed, max_plies)
         if match is not None and len(match.moves) >= 4:
             plan.append((seed, game, pieces, match))
@@ -109,8 +111,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--footage", help="keep the rendered footage here, and reuse it")
     parser.add_argument("--render-only", action="store_true")
+    parser.add_argument("--kinds", help="GAME:PIECES,... in turn (default: Rinne and Tensei, dice and "
+                        "Penta-pieces), e.g. flipflop-3x3:dice,flipflop-3x3:penta")
+    parser.add_argument("--first-seed", type=int, default=FIRST_SEED)
     args = parser.parse_args()
-    plan = planned(args.games, args.max_plies)
+    kinds = KINDS if not args.kinds else tuple(
+        (kind.split(":")[0], kind.split(":")[1]) for kind in args.kinds.split(","))
+    plan = planned(args.games, args.max_plies, kinds, args.first_seed)
     with tempfile.TemporaryDirectory() as scratch:
         footage = args.footage or scratch
         Path(footage).mkdir(parents=True, exist_ok=True)

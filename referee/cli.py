@@ -283,6 +283,16 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_corners(args: argparse.Namespace) -> int:
+    from referee.vision.tasks import train_corners_model
+
+    path = train_corners_model(frames=args.frames, steps=args.steps, seed=args.seed, data=args.data,
+                               out=args.out, jobs=args.jobs,
+                               progress=lambda line: print(line, flush=True))
+    print(f"wrote {path} and its card")
+    return 0
+
+
 def _eval(args: argparse.Namespace) -> int:
     from referee.pipeline import PipelineSettings
     from referee.tracking.tile_pieces import read_whole_pieces
@@ -337,6 +347,16 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
                        "those missing from --data (default: the set's TRAIN_FRAMES)")
     train.add_argument("--only", metavar="MODEL",
                        help="tiles: train only this model of the set (tiles or tiles-seam)")
+    corners = verb("train-corners", _train_corners, "rebuild the board-corner network (models/corners.onnx; "
+                   "needs the train extra) from rendered 3x3 frames")
+    corners.add_argument("--frames", type=int, default=4000,
+                         help="rendered frames to train on (default 4000)")
+    corners.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
+    corners.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
+    corners.add_argument("--data", help="folder of rendered frames, rendered where missing "
+                         "(default: $REFEREE_RENDER_CROPS/corners)")
+    corners.add_argument("--out", help="output folder (default: models/)")
+    corners.add_argument("--jobs", type=int, default=2, help="rendering processes (default 2)")
     evaluate = verb("eval", _eval, "print a classifier's accuracy tables (dice: real photos; "
                     "other sets: held-out renders, also as the referee reads them)")
     evaluate.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")

@@ -29,8 +29,9 @@ from referee.tracking.reading import Reading
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.vision.classifier import Classifier
 from referee.vision.crops import CropSpec
-from referee.vision.localise import find_board, refit, track
+from referee.vision.localise import corner_network, find_board, refit, track
 from referee.vision.pose import BoardPose
+from referee.vision.profiles import small_board
 from referee.vision.second_look import SecondLook, read_squares
 from referee.vision.settings import VisionSettings, default_settings
 from referee.vision.warp import top_face_quads, view_outside_frame, warp_board
@@ -65,6 +66,8 @@ class BoardReader:
         self.settings = settings or PipelineSettings()
         self.vision = vision or default_settings()
         self.crop_spec = classifier.card.crop
+        if small_board(files, ranks) and self.vision.localise.corner_net:
+            corner_network(self.vision.localise.corner_net)  # a missing model is told now, not mid-game
         # The board finder names the corners its own way, and the tracker follows that naming:
         # which corner is a1 is kept apart, as quarter turns from it.
         self._found: BoardPose | None = None

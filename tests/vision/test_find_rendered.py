@@ -381,6 +381,8 @@ def localise_from(tmp_path, body: str) -> LocaliseSettings:  # type: ignore[no-u
     ("few_ends_min_ring = 0", {"few_ends_min_ring": 0.0}),
     ("adrift_ends = 0\nadrift_ring = 0.4", {"adrift_ends": 0.0, "adrift_ring": 0.4}),
     ("outline_confirm_ring = 0", {"outline_confirm_ring": 0.0}),
+    ('corner_net = ""\ncorner_net_reach = 0.3\ncorner_net_apart = 0.1',
+     {"corner_net": "", "corner_net_reach": 0.3, "corner_net_apart": 0.1}),
     ("tie_ring_margin = 0\nwide_ring_margin = 0.3", {"tie_ring_margin": 0.0, "wide_ring_margin": 0.3}),
     ("edge_centre_rise = 0\nedge_centre_window = 0.08\nedge_centre_stretches = 4\nedge_centre_max_move = 0.1",
      {"edge_centre_rise": 0.0, "edge_centre_window": 0.08, "edge_centre_stretches": 4,
@@ -405,7 +407,33 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "few_ends_min_ring = 1.5", "adrift_ends = 1.5", "adrift_ring = -0.1", "outline_confirm_ring = 1.5",
     "edge_centre_rise = -0.1", "edge_centre_rise = 1.5", "edge_centre_window = 0", "edge_centre_window = 0.8",
     "edge_centre_stretches = 1", "edge_centre_stretches = 7", "edge_centre_max_move = 0",
+    "corner_net_reach = 0", "corner_net_apart = -0.1", 'corner_net = "../elsewhere"', "corner_net = 1",
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VisionSettingsError):
         localise_from(tmp_path, body)
+
+
+# 3x3-only development frames (seed 240000+i, 250000+i; a hand over every third): the line
+# search locks onto a border line or a hand (37%, 48% and 20% off) or refuses the board
+# (250072), while the fit started from the corner network's corners is within 1%
+@pytest.mark.parametrize(("seed", "hand"), [(240048, True), (240081, True), (250110, False), (250072, True)])
+def test_the_corner_network_finds_what_the_line_search_misses(seed: int, hand: bool) -> None:
+    r = render(seed, "flipflop-3x3", hand=hand, distortion=0.0)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    with contextlib.suppress(NoBoardError):
+        searched = find_board(r.frame, 3, 3, settings=LocaliseSettings(corner_net=""))
+        assert corner_error(searched, r.corners) > 0.05 * r.diagonal
+
+
+def test_a_missing_corner_network_is_a_clear_error(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from referee.errors import ModelError
+    from referee.vision import localise
+
+    monkeypatch.setenv("REFEREE_MODELS", str(tmp_path))
+    localise.corner_network.cache_clear()
+    try:
+        with pytest.raises(ModelError, match="not found"):
+            find_board(frame(20134).frame, 3, 3)
+    finally:
+        localise.corner_network.cache_clear()

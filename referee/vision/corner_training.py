@@ -1,0 +1,286 @@
+"""Training the board-corner network (needs the `train` extra: torch, onnx).
+
+A small encoder-decoder (five stride-2 stages, three upsampling stages with skips) reads the
+whole frame shrunk to 320x192 and gives, at a quarter of that, a heat map of the grid's
+outer corners and each cell's sub-cell offset to the corner it holds (CenterNet's
+corner-as-a-point: a penalty-reduced focal loss on the heat, L1 on the offsets where a
+corner lies). The four corners are one class: which is a1 is settled from the grid, and
+which side is White's later, from the start position.
+
+Trained on rendered frames (`corner_data`) cut to random windows that hold the whole grid
+(the net is fully convolutional; a window costs a third of a frame), flipped at random,
+with light and colour jitter. Seeded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from referee.vision.classifier import sha256_of
+from referee.vision.corner_data import SHARD, CornerFrames, load_shards
+from referee.vision.corner_net import CARD_FORMAT, INPUT_NAME, MEAN, STD, STRIDE
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CornerTrainConfig:
+    """The recipe, recorded in full in the model card."""
+
+    seed: int = 11
+    width: int = 320
+    height: int = 192
+    window: int = 144  # training windows (square, input pixels) that hold the whole grid
+    channels: tuple[int, ...] = (16, 24, 40, 64, 96)
+    steps: int = 6000
+    batch: int = 32
+    lr: float = 3e-3
+    weight_decay: float = 1e-4
+    sigma: float = 0.8  # the heat target's spread, in output cells
+    offset_weight: float = 1.0
+    eval_every: int = 500
+    threads: int = 2
+
+
+def build_net(channels: tuple[int, ...]) -> Any:
+    import torch
+    from torch import nn
+
+    def block(cin: int, cout: int, stride: int = 1) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout),
+                             nn.ReLU(inplace=True))
+
+    c0, c1, c2, c3, c4 = channels
+
+    class CornerNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = block(3, c0, 2)                                      # /2
+            self.down1 = nn.Sequential(block(c0, c1, 2), block(c1, c1))      # /4
+            self.down2 = nn.Sequential(block(c1, c2, 2), block(c2, c2))      # /8
+            self.down3 = nn.Sequential(block(c2, c3, 2), block(c3, c3))      # /16
+            self.down4 = nn.Sequential(block(c3, c4, 2), block(c4, c4), block(c4, c4))  # /32
+            self.up3 = block(c4 + c3, c3)
+            self.up2 = block(c3 + c2, c2)
+            self.narrow = nn.Conv2d(c2, 16, 1)  # cheap at /8 before the costly /4 stage
+            self.up1 = block(16 + c1, 24)
+            self.head = nn.Conv2d(24, 3, 1)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            f1 = self.down1(self.stem(x))
+            f2 = self.down2(f1)
+            f3 = self.down3(f2)
+            f4 = self.down4(f3)
+            up = nn.functional.interpolate
+            y = self.up3(torch.cat([up(f4, size=f3.shape[2:], mode="nearest"), f3], 1))
+            y = self.up2(torch.cat([up(y, size=f2.shape[2:], mode="nearest"), f2], 1))
+            y = self.up1(torch.cat([up(self.narrow(y), size=f1.shape[2:], mode="nearest"), f1], 1))
+            out = self.head(y)
+            return torch.cat([torch.sigmoid(out[:, :1]), torch.sigmoid(out[:, 1:])], 1)
+
+    net = CornerNet()
+    with torch.no_grad():  # start the heat low, as CenterNet does, so the focal loss starts calm
+        net.head.bias[0] = -2.2  # type: ignore[index]
+    return net
+
+
+def _window(rng: np.random.Generator, image: NDArray[np.uint8], corners: NDArray[np.float32],
+            size: int) -> tuple[NDArray[np.uint8], NDArray[np.float32]]:
+    """A `size` square of the image holding every corner (as near as the grid allows), its
+    corners moved with it; flipped at random."""
+    h, w = image.shape[:2]
+    lo, hi = corners.min(axis=0), corners.max(axis=0)
+    x0 = int(rng.integers(int(np.clip(hi[0] + 4 - size, 0, w - size)),
+                          int(np.clip(lo[0] - 4, 0, w - size)) + 1)) if hi[0] - lo[0] < size - 8 else \
+        int(rng.integers(0, w - size + 1))
+    y0 = int(rng.integers(int(np.clip(hi[1] + 4 - size, 0, h - size)),
+                          int(np.clip(lo[1] - 4, 0, h - size)) + 1)) if hi[1] - lo[1] < size - 8 else \
+        int(rng.integers(0, h - size + 1))
+    crop = image[y0:y0 + size, x0:x0 + size]
+    pts = corners - np.array([x0, y0], np.float32)
+    if rng.random() < 0.5:
+        crop, pts = crop[:, ::-1], pts * np.array([-1, 1], np.float32) + np.array([size - 1, 0], np.float32)
+    if rng.random() < 0.5:
+        crop, pts = crop[::-1], pts * np.array([1, -1], np.float32) + np.array([0, size - 1], np.float32)
+    return np.ascontiguousarray(crop), pts
+
+
+def _jitter(rng: np.random.Generator, crop: NDArray[np.uint8]) -> NDArray[np.float32]:
+    x = crop.astype(np.float32)
+    x = x * rng.uniform(0.75, 1.25) + rng.uniform(-25, 25)
+    x = x * rng.uniform(0.9, 1.1, size=3).astype(np.float32)
+    if rng.random() < 0.3:
+        x = x + rng.normal(0, rng.uniform(2, 8), x.shape).astype(np.float32)
+    return np.clip(x, 0, 255)
+
+
+def targets(points: NDArray[np.float32], out_h: int, out_w: int,
+            sigma: float) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]:
+    """Heat (out_h, out_w), offsets (2, out_h, out_w) and the offset mask for corners at
+    `points` (input pixels, pixel centres on integers)."""
+    heat = np.zeros((out_h, out_w), np.float32)
+    offset = np.zeros((2, out_h, out_w), np.float32)
+    mask = np.zeros((out_h, out_w), np.float32)
+    ys, xs = np.mgrid[0:out_h, 0:out_w].astype(np.float32)
+    for x, y in points:
+        u, v = (x + 0.5) / STRIDE, (y + 0.5) / STRIDE  # in cells, cell k spans [k, k+1)
+        cu, cv = int(np.floor(u)), int(np.floor(v))
+        if not (0 <= cu < out_w and 0 <= cv < out_h):
+            continue
+        g = np.exp(-((xs + 0.5 - u) ** 2 + (ys + 0.5 - v) ** 2) / (2 * sigma**2))
+        g /= g[cv, cu]
+        heat = np.maximum(heat, np.minimum(g, 1.0))
+        offset[:, cv, cu] = (u - cu, v - cv)
+        mask[cv, cu] = 1.0
+    return heat, offset, mask
+
+
+def _batch(rng: np.random.Generator, data: CornerFrames, index: NDArray[np.int64],
+           config: CornerTrainConfig) -> tuple[NDArray[np.float32], ...]:
+    size, out = config.window, config.window // STRIDE
+    xs, heats, offsets, masks = [], [], [], []
+    for k in rng.choice(index, config.batch):
+        crop, pts = _window(rng, data.images[k], data.corners[k], size)
+        xs.append(_normalised(_jitter(rng, crop)))
+        heat, offset, mask = targets(pts, out, out, config.sigma)
+        heats.append(heat)
+        offsets.append(offset)
+        masks.append(mask)
+    return np.stack(xs), np.stack(heats)[:, None], np.stack(offsets), np.stack(masks)[:, None]
+
+
+def _normalised(bgr: NDArray[np.float32]) -> NDArray[np.float32]:
+    x = (bgr / 255.0 - np.array(MEAN, np.float32)) / np.array(STD, np.float32)
+    return np.ascontiguousarray(x.transpose(2, 0, 1), dtype=np.float32)
+
+
+def focal_loss(pred: Any, heat: Any) -> Any:
+    import torch
+
+    p = pred.clamp(1e-4, 1 - 1e-4)
+    pos = heat.eq(1).float()
+    neg = 1 - pos
+    pos_loss = torch.log(p) * (1 - p) ** 2 * pos
+    neg_loss = torch.log(1 - p) * p**2 * (1 - heat) ** 4 * neg
+    return -(pos_loss.sum() + neg_loss.sum()) / pos.sum().clamp(min=1)
+
+
+def train_corners(frames: Path, out_dir: Path, config: CornerTrainConfig | None = None,
+                  progress: Callable[[str], None] = print) -> Path:
+    """Train on the shards in `frames` (read again at each evaluation, so a render still
+    running adds to them; the first shard's frames are held out for choosing the
+    checkpoint), keep the checkpoint whose held-out corners are nearest, and write
+    `corners.onnx` and its card into `out_dir`. Returns the .onnx path."""
+    import torch
+
+    config = config or CornerTrainConfig()
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    rng = np.random.default_rng(config.seed)
+    data = load_shards(frames)
+    val = np.arange(min(SHARD, len(data.images)) // 2)
+    net = build_net(config.channels)
+    opt = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, config.lr, total_steps=config.steps, pct_start=0.1)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    onnx_path = out_dir / "corners.onnx"
+    best: tuple[float, dict[str, Any]] | None = None
+    t0 = time.time()
+    for step in range(1, config.steps + 1):
+        net.train()
+        train = np.arange(len(val), len(data.images))
+        x, heat, offset, mask = (torch.from_numpy(a) for a in _batch(rng, data, train, config))
+        pred = net(x)
+        loss = focal_loss(pred[:, :1], heat) + config.offset_weight * (
+            (pred[:, 1:] - offset).abs() * mask).sum() / mask.sum().clamp(min=1)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % config.eval_every == 0 or step == config.steps:
+            _export(net, onnx_path, config)
+            metrics = _validate(onnx_path, data, val, config)
+            progress(f"step {step}: loss {loss.item():.3f}, {len(train)} training frames, held-out "
+                     f"{metrics} ({time.time() - t0:.0f} s)")
+            score = metrics["median_px"] + 10 * (1 - metrics["found"])
+            if best is None or score < best[0]:
+                best = (score, {"step": step, **metrics})
+                torch.save(net.state_dict(), out_dir / "corners.pt")
+            data = load_shards(frames)
+    assert best is not None
+    net.load_state_dict(torch.load(out_dir / "corners.pt"))
+    _export(net, onnx_path, config)
+    (out_dir / "corners.pt").unlink()
+    _write_card(onnx_path, config, best[1], len(data.images) - len(val))
+    return onnx_path
+
+
+def _export(net: Any, path: Path, config: CornerTrainConfig) -> None:
+    import torch
+
+    net.eval()
+    dummy = torch.zeros(1, 3, config.height, config.width)
+    torch.onnx.export(net, (dummy,), str(path), input_names=[INPUT_NAME], output_names=["maps"],
+                      opset_version=17, dynamo=False)
+
+
+def _write_card(onnx_path: Path, config: CornerTrainConfig, metrics: dict[str, Any], frames: int) -> None:
+    card = {
+        "format": CARD_FORMAT,
+        "name": "corners",
+        "input": {"width": config.width, "height": config.height, "channel_order": "BGR",
+                  "layout": "NCHW", "dtype": "float32",
+                  "normalisation": {"scale": "1/255", "mean": list(MEAN), "std": list(STD)}},
+        "onnx": {"file": onnx_path.name, "sha256": sha256_of(onnx_path), "input_name": INPUT_NAME,
+                 "output": "heat+offsets", "stride": STRIDE},
+        "seed": config.seed,
+        "recipe": {**asdict(config), "channels": list(config.channels), "training_frames": frames},
+        "metrics": {"validation": metrics},
+    }
+    onnx_path.with_suffix(".json").write_text(json.dumps(card, indent=2) + "\n")
+
+
+def _validate(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],
+              config: CornerTrainConfig) -> dict[str, float]:
+    """On whole held-out training-distribution frames: the share whose four corners were
+    found, and the median and 95th-percentile corner error in input pixels."""
+    from referee.vision.corner_net import decode, open_plain
+
+    session = open_plain(onnx_path, config.threads)
+    errors, found = [], 0
+    for k in val:
+        x = _normalised(data.images[k].astype(np.float32))[None]
+        (maps,) = session.run(None, {INPUT_NAME: x})
+        guess = decode(maps[0])
+        if guess is None:
+            continue
+        found += 1
+        truth = data.corners[k]
+        d = np.linalg.norm(guess.points[:, None] - truth[None], axis=2)
+        errors.append(float(d.min(axis=0).max()))
+    if not errors:
+        return {"found": 0.0, "median_px": float("inf"), "p95_px": float("inf")}
+    return {"found": round(found / len(val), 4), "median_px": round(float(np.median(errors)), 3),
+            "p95_px": round(float(np.percentile(errors, 95)), 3)}
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="train the corner network on rendered shards")
+    parser.add_argument("frames", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--steps", type=int, default=CornerTrainConfig.steps)
+    parser.add_argument("--threads", type=int, default=1)
+    a = parser.parse_args()
+    train_corners(a.frames, a.out, CornerTrainConfig(steps=a.steps, threads=a.threads),
+                  progress=lambda line: print(line, flush=True))
