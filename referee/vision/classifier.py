@@ -186,6 +186,26 @@ def resolve_model(name_or_path: str | Path) -> tuple[Path, Path]:
     return base.with_suffix(".onnx"), base.with_suffix(".json")
 
 
+def read_model_card(name_or_path: str | Path) -> tuple[Path, Path, Any]:
+    """A model's .onnx path, its card's path and the card's JSON, for a model name or path;
+    ModelError when either file is missing or the card is unreadable."""
+    onnx_path, card_path = resolve_model(name_or_path)
+    for path, what in ((card_path, "model card"), (onnx_path, "model file")):
+        if not path.is_file():
+            raise ModelError(f"{what} not found: {path}")
+    try:
+        return onnx_path, card_path, json.loads(card_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelError(f"{card_path}: unreadable model card ({error})") from None
+
+
+def check_sha256(onnx_path: Path, expected: str) -> None:
+    actual = sha256_of(onnx_path)
+    if actual != expected:
+        raise ModelError(f"{onnx_path}: sha256 {actual[:12]}… does not match its card's "
+                         f"{expected[:12]}… (corrupt, or the card belongs to another model)")
+
+
 class Classifier:
     """A loaded, verified model. `predict` gives probabilities, `classify` predictions."""
 
@@ -200,21 +220,9 @@ class Classifier:
         for a missing, unreadable or corrupt file, a card that is invalid or whose sha256,
         input or output shapes do not match the ONNX. `threads` is onnxruntime's intra-op
         thread count (1 by default: the budget is measured on one core)."""
-        onnx_path, card_path = resolve_model(name_or_path)
-        for path, what in ((card_path, "model card"), (onnx_path, "model file")):
-            if not path.is_file():
-                raise ModelError(f"{what} not found: {path}")
-        try:
-            data = json.loads(card_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ModelError(f"{card_path}: unreadable model card ({error})") from None
+        onnx_path, card_path, data = read_model_card(name_or_path)
         card = ModelCard.from_json(data, where=str(card_path))
-        actual = sha256_of(onnx_path)
-        if actual != card.sha256:
-            raise ModelError(
-                f"{onnx_path}: sha256 {actual[:12]}… does not match its card's "
-                f"{card.sha256[:12]}… (corrupt, or the card belongs to another model)"
-            )
+        check_sha256(onnx_path, card.sha256)
         session = _open_session(onnx_path, threads)
         _check_signature(session, card, onnx_path)
         log.debug("loaded model %s (%s)", card.name, onnx_path)

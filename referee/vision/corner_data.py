@@ -54,19 +54,26 @@ def render_shards(folder: Path, count: int, games: Sequence[str], *, width: int,
     """Render `count` frames (games in turn) into shards of `shard` frames in `folder`; shards
     already there are kept."""
     folder.mkdir(parents=True, exist_ok=True)
-    with multiprocessing.Pool(jobs, initializer=_init_worker) as pool:
+    # spawned, not forked: a parent that has run onnxruntime or torch holds threads whose
+    # locks a forked child inherits held (a test run hung so)
+    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker) if jobs > 1 else None
+    try:
         for start in range(0, count, shard):
             path = folder / f"{start:07d}.npz"
             if path.exists():
                 continue
             tasks = [(FIRST_SEED + i, games[i % len(games)], width, height)
                      for i in range(start, min(start + shard, count))]
-            rows = pool.map(_render_one, tasks, chunksize=4)
+            rows = pool.map(_render_one, tasks, chunksize=4) if pool else [_render_one(t) for t in tasks]
             partial = path.with_suffix(".part.npz")
             np.savez(partial, images=np.stack([r[0] for r in rows]), corners=np.stack([r[1] for r in rows]),
                      games=np.array([r[2] for r in rows]))
             partial.rename(path)  # a stopped render leaves no half shard behind
             progress(f"{path.name}: frames {start}-{start + len(rows) - 1}")
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
 
 
 def load_shards(folder: Path) -> CornerFrames:

@@ -9,7 +9,6 @@ mismatched model is a `ModelError`, never a guess. Trained by `corner_training`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.errors import ModelError
-from referee.vision.classifier import _open_session, resolve_model, sha256_of
+from referee.vision.classifier import _open_session, check_sha256, read_model_card
 
 CARD_FORMAT = 1
 INPUT_NAME = "frame"
@@ -73,20 +72,11 @@ class CornerNet:
 
     @classmethod
     def load(cls, name_or_path: str | Path = "corners", *, threads: int = 1) -> CornerNet:
-        onnx_path, card_path = resolve_model(name_or_path)
-        for path, what in ((card_path, "model card"), (onnx_path, "model file")):
-            if not path.is_file():
-                raise ModelError(f"{what} not found: {path}")
-        try:
-            card = json.loads(card_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ModelError(f"{card_path}: unreadable model card ({error})") from None
+        """Load `models/<name>.onnx` with its card, or the model at a path; ModelError for a
+        missing, unreadable or corrupt file, or a card that is invalid or does not match it."""
+        onnx_path, card_path, card = read_model_card(name_or_path)
         _check_card(card, card_path)
-        actual = sha256_of(onnx_path)
-        if actual != card["onnx"]["sha256"]:
-            raise ModelError(f"{onnx_path}: sha256 {actual[:12]}… does not match its card's "
-                             f"{str(card['onnx']['sha256'])[:12]}… (corrupt, or the card belongs to "
-                             "another model)")
+        check_sha256(onnx_path, str(card["onnx"]["sha256"]))
         session = _open_session(onnx_path, threads)
         inputs = session.get_inputs()
         want = [3, int(card["input"]["height"]), int(card["input"]["width"])]

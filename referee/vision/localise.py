@@ -12,7 +12,10 @@ board's own edge or the table's edges do not pass) -> ICP pull onto the edges ->
 fit to the lines' profiles at full resolution (profiles.py), confirmed there; on 3x3 boards
 fitted from nudged starts too, keeping the fit whose inner lines meet its outer lines (and,
 where the lines are printed, whose lines show a printed line where it puts them), and last
-moved to sit centred in the board's edge round it where that edge clearly agrees more.
+moved to sit centred in the board's edge round it where that edge clearly agrees more. A 3x3
+board's grid is also fitted from the four corners a small network guesses on the whole frame
+(`corner_net`), and that grid kept where the search refuses and its printed lines confirm it,
+or where the board's edge sits round it at one margin at least as well as round the search's.
 
 track: the same profile fit started from the previous pose on a crop around the board, in
 whatever naming of the corners the caller uses; None when the board has moved too far, so
