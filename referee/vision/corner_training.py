@@ -84,8 +84,7 @@ def build_net(channels: tuple[int, ...]) -> Any:
             y = self.up3(torch.cat([up(f4, size=f3.shape[2:], mode="nearest"), f3], 1))
             y = self.up2(torch.cat([up(y, size=f2.shape[2:], mode="nearest"), f2], 1))
             y = self.up1(torch.cat([up(self.narrow(y), size=f1.shape[2:], mode="nearest"), f1], 1))
-            out = self.head(y)
-            return torch.cat([torch.sigmoid(out[:, :1]), torch.sigmoid(out[:, 1:])], 1)
+            return torch.sigmoid(self.head(y))  # heat, and offsets within the cell
 
     net = CornerNet()
     with torch.no_grad():  # start the heat low, as CenterNet does, so the focal loss starts calm
@@ -99,12 +98,8 @@ def _window(rng: np.random.Generator, image: NDArray[np.uint8], corners: NDArray
     corners moved with it; flipped at random."""
     h, w = image.shape[:2]
     lo, hi = corners.min(axis=0), corners.max(axis=0)
-    x0 = int(rng.integers(int(np.clip(hi[0] + 4 - size, 0, w - size)),
-                          int(np.clip(lo[0] - 4, 0, w - size)) + 1)) if hi[0] - lo[0] < size - 8 else \
-        int(rng.integers(0, w - size + 1))
-    y0 = int(rng.integers(int(np.clip(hi[1] + 4 - size, 0, h - size)),
-                          int(np.clip(lo[1] - 4, 0, h - size)) + 1)) if hi[1] - lo[1] < size - 8 else \
-        int(rng.integers(0, h - size + 1))
+    x0 = _start(rng, float(lo[0]), float(hi[0]), size, w)
+    y0 = _start(rng, float(lo[1]), float(hi[1]), size, h)
     crop = image[y0:y0 + size, x0:x0 + size]
     pts = corners - np.array([x0, y0], np.float32)
     if rng.random() < 0.5:
@@ -112,6 +107,15 @@ def _window(rng: np.random.Generator, image: NDArray[np.uint8], corners: NDArray
     if rng.random() < 0.5:
         crop, pts = crop[::-1], pts * np.array([1, -1], np.float32) + np.array([0, size - 1], np.float32)
     return np.ascontiguousarray(crop), pts
+
+
+def _start(rng: np.random.Generator, lo: float, hi: float, size: int, length: int) -> int:
+    """Where a window `size` long starts on an axis `length` long so that it holds lo..hi
+    with 4 pixels to spare; anywhere where it cannot."""
+    if hi - lo >= size - 8:
+        return int(rng.integers(0, length - size + 1))
+    first, last = (int(np.clip(v, 0, length - size)) for v in (hi + 4 - size, lo - 4))
+    return int(rng.integers(first, last + 1))
 
 
 def _jitter(rng: np.random.Generator, crop: NDArray[np.uint8]) -> NDArray[np.float32]:
