@@ -247,6 +247,7 @@ def _write_card(onnx_path: Path, config: CornerTrainConfig, metrics: dict[str, A
         "onnx": {"file": onnx_path.name, "sha256": sha256_of(onnx_path), "input_name": INPUT_NAME,
                  "output": "heat+offsets", "stride": STRIDE},
         "seed": config.seed,
+        "rebuild": "referee train-corners",
         "recipe": {**asdict(config), "channels": list(config.channels), "training_frames": frames},
         "metrics": {"validation": metrics},
     }
