@@ -57,6 +57,8 @@ def decode(maps: NDArray[np.float32], min_heat: float = MIN_HEAT) -> CornerGuess
 
 
 def open_plain(onnx_path: Path, threads: int = 1) -> Any:
+    """An onnxruntime session on a model file without its card: a training run's own
+    checkpoints, measured before their card is written."""
     return _open_session(onnx_path, threads)
 
 
@@ -87,6 +89,8 @@ class CornerNet:
 
     def guess(self, frame_bgr: NDArray[np.uint8]) -> CornerGuess | None:
         """The four corners in frame pixels, or None when the network sees no board."""
+        if frame_bgr.ndim == 2:  # the finder also takes grey frames
+            frame_bgr = np.asarray(cv2.cvtColor(frame_bgr, cv2.COLOR_GRAY2BGR), np.uint8)
         h, w = frame_bgr.shape[:2]
         small = cv2.resize(frame_bgr, (self.width, self.height), interpolation=cv2.INTER_AREA)
         x = (small.astype(np.float32) / 255.0 - np.array(MEAN, np.float32)) / np.array(STD, np.float32)

@@ -75,6 +75,20 @@ def test_the_network_sees_no_board_in_a_blank_frame() -> None:
     assert CornerNet.load().guess(np.full((720, 1280, 3), 128, np.uint8)) is None
 
 
+
+def test_a_black_frame_is_no_board_with_the_network_on() -> None:
+    """On a black frame the network's strongest places are weak peaks along the frame's
+    bottom edge (its padding), in a line: no quadrilateral, and the finder refuses."""
+    from referee.errors import NoBoardError
+    from referee.vision.localise import find_board
+
+    black = np.zeros((720, 1280), np.uint8)  # grey, as the finder also takes
+    guess = CornerNet.load().guess(black)
+    assert guess is None or np.ptp(guess.points[:, 1]) < 2.0
+    with pytest.raises(NoBoardError):
+        find_board(black, 3, 3)
+
+
 @pytest.mark.parametrize("spoil", ["missing", "corrupt", "other card", "bad card"])
 def test_a_spoilt_model_is_refused(model_copy: Path, spoil: str) -> None:
     card_path = model_copy.with_suffix(".json")
