@@ -20,7 +20,7 @@ import numpy as np
 
 from benchmarks.localise_accuracy import rendered_frame
 from benchmarks.localise_sets import SETS, _wanted
-from referee.vision.corner_net import CornerNet
+from referee.vision.corner_net import CornerNet, worst_corner_error
 
 
 def main() -> None:
@@ -49,8 +49,7 @@ def main() -> None:
                 if guess is None:
                     errors.append(float("inf"))
                 else:
-                    d = np.linalg.norm(guess.points[:, None] - c[None], axis=2).min(axis=0)
-                    errors.append(100 * float(d.max()) / diagonal)
+                    errors.append(100 * worst_corner_error(guess.points, c) / diagonal)
                 hands.append(sample.hand)
     e, hand = np.array(errors), np.array(hands)
     print("| frames | n | no four corners | within 1% | within 2% | within 5% | median error |")

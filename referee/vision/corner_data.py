@@ -19,6 +19,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from referee.vision.corner_net import shrink
+
 FIRST_SEED = 5_000_000  # far from the finder's development and held-out sets (20000-260000)
 SHARD = 200
 
@@ -28,11 +30,6 @@ class CornerFrames:
     images: NDArray[np.uint8]  # (N, H, W, 3) BGR
     corners: NDArray[np.float32]  # (N, 4, 2) in the images' pixels
     games: tuple[str, ...]
-
-
-def shrink(frame_bgr: NDArray[np.uint8], width: int, height: int) -> NDArray[np.uint8]:
-    """The frame at the network's input size (area averaging keeps thin lines)."""
-    return np.ascontiguousarray(cv2.resize(frame_bgr, (width, height), interpolation=cv2.INTER_AREA))
 
 
 def _render_one(args: tuple[int, str, int, int]) -> tuple[NDArray[np.uint8], NDArray[np.float32], str]:
@@ -85,16 +82,3 @@ def load_shards(folder: Path) -> CornerFrames:
                         np.concatenate([p["corners"] for p in parts]).astype(np.float32),
                         tuple(str(g) for p in parts for g in p["games"]))
 
-
-if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(description="render training frames for the corner network")
-    parser.add_argument("folder", type=Path)
-    parser.add_argument("--count", type=int, default=6000)
-    parser.add_argument("--games", default="flipflop-3x3")
-    parser.add_argument("--size", default="320x192")
-    parser.add_argument("--jobs", type=int, default=2)
-    a = parser.parse_args()
-    w, h = (int(v) for v in a.size.split("x"))
-    render_shards(a.folder, a.count, a.games.split(","), width=w, height=h, jobs=a.jobs)

@@ -28,6 +28,24 @@ STRIDE = 4  # input pixels per output cell
 MIN_HEAT = 0.2  # a corner's peak must reach this, or the board is not taken as found
 
 
+def shrink(frame_bgr: NDArray[np.uint8], width: int, height: int) -> NDArray[np.uint8]:
+    """The frame at the network's input size (area averaging keeps thin lines): the same for
+    the training frames (`corner_data`) and at run time."""
+    return np.ascontiguousarray(cv2.resize(frame_bgr, (width, height), interpolation=cv2.INTER_AREA))
+
+
+def network_input(bgr: NDArray[np.generic]) -> NDArray[np.float32]:
+    """An (H, W, 3) BGR image, 0..255, normalised as the network reads it: (3, H, W) float32."""
+    x = (bgr.astype(np.float32) / 255.0 - np.array(MEAN, np.float32)) / np.array(STD, np.float32)
+    return np.ascontiguousarray(x.transpose(2, 0, 1), dtype=np.float32)
+
+
+def worst_corner_error(points: NDArray[np.floating], truth: NDArray[np.floating]) -> float:
+    """The largest distance from a true corner to the nearest guessed one (the guess names
+    no corner)."""
+    return float(np.linalg.norm(points[:, None] - truth[None], axis=2).min(axis=0).max())
+
+
 @dataclass(frozen=True)
 class CornerGuess:
     """Four corners in the network's input pixels, in no particular order, with the heat of
@@ -92,9 +110,8 @@ class CornerNet:
         if frame_bgr.ndim == 2:  # the finder also takes grey frames
             frame_bgr = np.asarray(cv2.cvtColor(frame_bgr, cv2.COLOR_GRAY2BGR), np.uint8)
         h, w = frame_bgr.shape[:2]
-        small = cv2.resize(frame_bgr, (self.width, self.height), interpolation=cv2.INTER_AREA)
-        x = (small.astype(np.float32) / 255.0 - np.array(MEAN, np.float32)) / np.array(STD, np.float32)
-        (maps,) = self._session.run(None, {INPUT_NAME: np.ascontiguousarray(x.transpose(2, 0, 1)[None])})
+        x = network_input(shrink(frame_bgr, self.width, self.height))[None]
+        (maps,) = self._session.run(None, {INPUT_NAME: x})
         found = decode(maps[0])
         if found is None:
             return None

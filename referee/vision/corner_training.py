@@ -15,7 +15,6 @@ with light and colour jitter. Seeded.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -27,9 +26,15 @@ from numpy.typing import NDArray
 
 from referee.vision.classifier import sha256_of
 from referee.vision.corner_data import SHARD, CornerFrames, load_shards
-from referee.vision.corner_net import CARD_FORMAT, INPUT_NAME, MEAN, STD, STRIDE
-
-log = logging.getLogger(__name__)
+from referee.vision.corner_net import (
+    CARD_FORMAT,
+    INPUT_NAME,
+    MEAN,
+    STD,
+    STRIDE,
+    network_input,
+    worst_corner_error,
+)
 
 
 @dataclass(frozen=True)
@@ -154,17 +159,12 @@ def _batch(rng: np.random.Generator, data: CornerFrames, index: NDArray[np.int64
     xs, heats, offsets, masks = [], [], [], []
     for k in rng.choice(index, config.batch):
         crop, pts = _window(rng, data.images[k], data.corners[k], size)
-        xs.append(_normalised(_jitter(rng, crop)))
+        xs.append(network_input(_jitter(rng, crop)))
         heat, offset, mask = targets(pts, out, out, config.sigma)
         heats.append(heat)
         offsets.append(offset)
         masks.append(mask)
     return np.stack(xs), np.stack(heats)[:, None], np.stack(offsets), np.stack(masks)[:, None]
-
-
-def _normalised(bgr: NDArray[np.float32]) -> NDArray[np.float32]:
-    x = (bgr / 255.0 - np.array(MEAN, np.float32)) / np.array(STD, np.float32)
-    return np.ascontiguousarray(x.transpose(2, 0, 1), dtype=np.float32)
 
 
 def focal_loss(pred: Any, heat: Any) -> Any:
@@ -181,9 +181,9 @@ def focal_loss(pred: Any, heat: Any) -> Any:
 def train_corners(frames: Path, out_dir: Path, config: CornerTrainConfig | None = None,
                   progress: Callable[[str], None] = print) -> Path:
     """Train on the shards in `frames` (read again at each evaluation, so a render still
-    running adds to them; the first shard's frames are held out for choosing the
-    checkpoint), keep the checkpoint whose held-out corners are nearest, and write
-    `corners.onnx` and its card into `out_dir`. Returns the .onnx path."""
+    running adds to them; the first 100 frames are held out for choosing the checkpoint),
+    keep the checkpoint whose held-out corners are nearest, and write `corners.onnx` and its
+    card into `out_dir`. Returns the .onnx path."""
     import torch
 
     config = config or CornerTrainConfig()
@@ -263,29 +263,15 @@ def _validate(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],
     session = open_plain(onnx_path, config.threads)
     errors, found = [], 0
     for k in val:
-        x = _normalised(data.images[k].astype(np.float32))[None]
+        x = network_input(data.images[k])[None]
         (maps,) = session.run(None, {INPUT_NAME: x})
         guess = decode(maps[0])
         if guess is None:
             continue
         found += 1
-        truth = data.corners[k]
-        d = np.linalg.norm(guess.points[:, None] - truth[None], axis=2)
-        errors.append(float(d.min(axis=0).max()))
+        errors.append(worst_corner_error(guess.points, data.corners[k]))
     if not errors:
         return {"found": 0.0, "median_px": float("inf"), "p95_px": float("inf")}
     return {"found": round(found / len(val), 4), "median_px": round(float(np.median(errors)), 3),
             "p95_px": round(float(np.percentile(errors, 95)), 3)}
 
-
-if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(description="train the corner network on rendered shards")
-    parser.add_argument("frames", type=Path)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--steps", type=int, default=CornerTrainConfig.steps)
-    parser.add_argument("--threads", type=int, default=1)
-    a = parser.parse_args()
-    train_corners(a.frames, a.out, CornerTrainConfig(steps=a.steps, threads=a.threads),
-                  progress=lambda line: print(line, flush=True))

@@ -364,7 +364,6 @@ def crop_folder_margin(folder: str | Path, default: float) -> float:
         raise ModelError(f"{meta}: unreadable ({error})") from None
 
 
-
 def train_corners_model(*, frames: int = 4000, steps: int | None = None, seed: int | None = None,
                         data: str | None = None, out: str | None = None, jobs: int = 2,
                         progress: Callable[[str], None] = print) -> Path:
