@@ -46,14 +46,14 @@ class CornerTrainConfig:
     height: int = 192
     window: int = 144  # training windows (square, input pixels) that hold the whole grid
     channels: tuple[int, ...] = (16, 24, 40, 64, 96)
-    steps: int = 6000
+    steps: int = 5000
     batch: int = 32
     lr: float = 3e-3
     weight_decay: float = 1e-4
     sigma: float = 0.8  # the heat target's spread, in output cells
     offset_weight: float = 1.0
     eval_every: int = 500
-    threads: int = 2
+    threads: int = 1
 
 
 def build_net(channels: tuple[int, ...]) -> Any:
