@@ -30,6 +30,7 @@ from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillnes
 from referee.vision.classifier import Classifier
 from referee.vision.crops import CropSpec
 from referee.vision.localise import corner_network, find_board, refit, track
+from referee.vision.motion import Anchor, anchor, moved_by, shift_since
 from referee.vision.pose import BoardPose
 from referee.vision.profiles import small_board
 from referee.vision.second_look import SecondLook, read_squares
@@ -51,6 +52,12 @@ class PipelineSettings:
     # its lines must stand out from the half-way lines by this much (a guess off by half
     # a square or more still finds lines, and the pieces' edges on its half-way lines)
     hint_min_contrast: float = 0.37
+    # While the image round the board moved less than `still_shift` squares since the pose
+    # was taken (found, or settled at a reading), and the view still compares (phase
+    # correlation peak `still_response` or more: no hand over it), the pose is that one,
+    # slid with the image, not tracking's refit (vision/motion.py)
+    still_shift: float = 0.1
+    still_response: float = 0.5
     second_look: SecondLook = field(default_factory=SecondLook)  # at unsure squares
 
 
@@ -82,6 +89,7 @@ class BoardReader:
         self.piece_colours = None if self.profile is None else profile_lab(self.profile)
         self._hint: BoardPose | None = None
         self._confirmed = False
+        self._anchor: Anchor | None = None  # the pose found or settled, and its frame
 
     def look(self, frame_bgr: np.ndarray, time_s: float
              ) -> tuple[np.ndarray, BoardPose | None, bool]:
@@ -113,11 +121,12 @@ class BoardReader:
             self._found = track(frame_bgr, self._hint, settings=strict)
             if self._found is not None:
                 self._hint = None
+                self._anchor = anchor(frame_bgr, self._found)
                 return self.pose, True
         if self._found is not None:
             tracked = track(frame_bgr, self._found, settings=self.vision.track)
             if tracked is not None:
-                self._found = tracked
+                self._found = self._steadied(frame_bgr, tracked)
                 return self.pose, True
         if time_s - self._last_search_s < self.settings.refind_every_s:
             return self.pose, False
@@ -129,6 +138,7 @@ class BoardReader:
             return self.pose, False
         before = self.pose if self.pose is not None else self._hint
         self._found = found
+        self._anchor = anchor(frame_bgr, found)
         if before is not None:  # a1 stays the corner nearest where it was (or the profile put it)
             self.moved = self._hint is None and _shift(found, before) > 0.25
             self._hint = None
@@ -140,8 +150,34 @@ class BoardReader:
         """The board is still and clear: refit its pose in full (localise.refit), which
         tracking, following rigid moves only, does not."""
         if self._found is not None:
-            self._found = refit(frame_bgr, self._found, settings=self.vision.track)
+            refitted = refit(frame_bgr, self._found, settings=self.vision.track)
+            # The pose already follows the image (`_steadied`): a refit that moves it further
+            # went to a fixed point of the fit, off the grid (game 760000: 0.2 square out)
+            if _shift(refitted, self._found) <= self.settings.still_shift:
+                self._found = refitted
+            self._anchor = anchor(frame_bgr, self._found)
         return self.pose
+
+    def _steadied(self, frame_bgr: np.ndarray, tracked: BoardPose) -> BoardPose:
+        """The tracked pose, or the anchor's slid with the image where the image moved less
+        than `still_shift` squares since it: a grid refitted frame by frame can wander to a
+        fixed point of the fit (a border line beside a checker's outer squares) and wobble
+        there, so that the board never looks still and is read off its squares. Where the
+        image moved further and tracking moved the grid as far, that is the board's new
+        place; where they disagree (a hand moving over it), the anchor waits."""
+        if self._anchor is None:
+            self._anchor = anchor(frame_bgr, tracked)
+            return tracked
+        shift = shift_since(self._anchor, frame_bgr)
+        if shift.response < self.settings.still_response:
+            return tracked  # a hand over the board, or the light changed: no comparing
+        slid = moved_by(self._anchor.pose, shift)
+        most = self.settings.still_shift * self._anchor.pose.square_size_px()
+        if shift.length <= most:
+            return slid
+        if _shift(tracked, slid) <= self.settings.still_shift:
+            self._anchor = anchor(frame_bgr, tracked)
+        return tracked
 
     @property
     def piece_height(self) -> float:
