@@ -348,9 +348,9 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     train.add_argument("--only", metavar="MODEL",
                        help="tiles: train only this model of the set (tiles or tiles-seam)")
     corners = verb("train-corners", _train_corners, "rebuild the board-corner network (models/corners.onnx; "
-                   "needs the train extra) from rendered frames")
-    corners.add_argument("--frames", type=int, default=8000,
-                         help="rendered frames to train on (default 8000)")
+                   "needs the train extra) from rendered 3x3 frames")
+    corners.add_argument("--frames", type=int, default=4000,
+                         help="rendered frames to train on (default 4000)")
     corners.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
     corners.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
     corners.add_argument("--data", help="folder of rendered frames, rendered where missing "

@@ -2,9 +2,8 @@
 the network's input, with the grid's outer corners as truth.
 
 Frames come from the renderer (`referee.synth`) as the finder's benchmark draws them (no lens
-distortion, as after undistorting; a hand over the board in half of them), from seeds of
-their own (`FIRST_SEED` on) so that no benchmark frame is trained on. Every other frame is
-a 3x3 board, the finder's weakest; the rest are the five bigger Rinne-family boards in turn. Each shard is one
+distortion, as after undistorting; a hand over the board in a third of them), from seeds of
+their own (`FIRST_SEED` on) so that no benchmark frame is trained on. Each shard is one
 `.npz` of `images` (N, H, W, 3 uint8, BGR) and `corners` (N, 4, 2 float32, in the shrunk
 image's pixels), so a long render can stop and go on.
 """
@@ -24,9 +23,6 @@ from referee.vision.corner_net import shrink
 
 FIRST_SEED = 5_000_000  # far from the finder's development and held-out sets (20000-260000)
 SHARD = 200
-GAMES = ("flipflop-3x3", "rinne", "flipflop-3x3", "rinne-5x5", "flipflop-3x3", "tensei",
-         "flipflop-3x3", "flipflop-5x5", "flipflop-3x3", "tensei-5x5")
-HAND_SHARE = 0.5  # most of the finder's misses left are under a hand
 
 
 @dataclass(frozen=True)
@@ -36,17 +32,11 @@ class CornerFrames:
     games: tuple[str, ...]
 
 
-def has_hand(seed: int) -> bool:
-    """Whether the training frame of `seed` has a hand over the board (drawn apart from the
-    game, which follows the seed in turn)."""
-    return bool(np.random.default_rng([seed, 7]).random() < HAND_SHARE)
-
-
 def _render_one(args: tuple[int, str, int, int]) -> tuple[NDArray[np.uint8], NDArray[np.float32], str]:
     from referee.stills import render_still
 
     seed, game, width, height = args
-    r = render_still(seed, game, hand=has_hand(seed), distortion=0.0)
+    r = render_still(seed, game, hand=seed % 3 == 0, distortion=0.0)
     h, w = r.frame.shape[:2]
     corners = r.corners * np.array([width / w, height / h])
     return shrink(r.frame, width, height), corners.astype(np.float32), game

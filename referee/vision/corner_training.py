@@ -46,7 +46,7 @@ class CornerTrainConfig:
     height: int = 192
     window: int = 144  # training windows (square, input pixels) that hold the whole grid
     channels: tuple[int, ...] = (16, 24, 40, 64, 96)
-    steps: int = 7000
+    steps: int = 5000
     batch: int = 32
     lr: float = 3e-3
     weight_decay: float = 1e-4

@@ -364,13 +364,13 @@ def crop_folder_margin(folder: str | Path, default: float) -> float:
         raise ModelError(f"{meta}: unreadable ({error})") from None
 
 
-def train_corners_model(*, frames: int = 8000, steps: int | None = None, seed: int | None = None,
+def train_corners_model(*, frames: int = 4000, steps: int | None = None, seed: int | None = None,
                         data: str | None = None, out: str | None = None, jobs: int = 2,
                         progress: Callable[[str], None] = print) -> Path:
-    """Render `frames` training frames (`corner_data.GAMES`; those not already in `data`, by
-    default `$REFEREE_RENDER_CROPS/corners`), train the board-corner network on them and write
+    """Render `frames` 3x3 training frames (those not already in `data`, by default
+    `$REFEREE_RENDER_CROPS/corners`), train the board-corner network on them and write
     `corners.onnx` and its card into `out` (default: the models folder)."""
-    from referee.vision.corner_data import GAMES, render_shards
+    from referee.vision.corner_data import render_shards
     from referee.vision.corner_training import CornerTrainConfig, train_corners
 
     if frames < 400:
@@ -379,6 +379,6 @@ def train_corners_model(*, frames: int = 8000, steps: int | None = None, seed: i
     config = dataclasses.replace(config, steps=config.steps if steps is None else steps,
                                  seed=config.seed if seed is None else seed)
     folder = Path(data) if data else render_crops_dir() / "corners"
-    render_shards(folder, frames, GAMES, width=config.width, height=config.height, jobs=jobs,
+    render_shards(folder, frames, ("flipflop-3x3",), width=config.width, height=config.height, jobs=jobs,
                   progress=progress)
     return train_corners(folder, Path(out) if out else default_models_dir(), config, progress)
