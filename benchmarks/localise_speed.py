@@ -1,4 +1,5 @@
-"""Speed of board finding, tracking, and the warp and crops, on one core, 1280x720 frames.
+"""Speed of board finding, tracking (and the image's shift the board reader measures with it,
+`vision/motion.py`), and the warp and crops, on one core, 1280x720 frames.
 
     OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/localise_speed.py
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from benchmarks.rendered import render
 from referee.vision.localise import find_board, track
+from referee.vision.motion import anchor, shift_since
 from referee.vision.warp import square_crops, warp_board
 
 
@@ -41,9 +43,9 @@ def main() -> None:
     print(f"Python {platform.python_version()} on {platform.machine()}, OpenCV {cv2.__version__}, "
           f"one thread, CPU time of this process; load average at start: {load}")
     print()
-    print("| game | find_board ms | track, still ms | track, nudged 6 px ms | warp_board 48 px/sq ms "
-          "| square_crops 64x64 ms | warp + crops ms |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| game | find_board ms | track, still ms | track, nudged 6 px ms | image shift ms "
+          "| warp_board 48 px/sq ms | square_crops 64x64 ms | warp + crops ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for seed, game in ((31, "rinne"), (32, "rinne-5x5"), (33, "flipflop-3x3")):
         r = render(seed, game, hand=False)
         files, ranks = r.truth.files, r.truth.ranks
@@ -53,12 +55,16 @@ def main() -> None:
         nudge = np.array([[1, 0, 6], [0, 1, -3]], dtype=np.float32)
         nudged_frame: np.ndarray = cv2.warpAffine(r.frame, nudge, (1280, 720))
         nudged = timed(lambda: track(nudged_frame, pose), 100)  # noqa: B023
+        since = anchor(r.frame, pose)
+        assert since is not None
+        shift = timed(lambda: shift_since(since, nudged_frame), 100)  # noqa: B023
         warp = timed(lambda: warp_board(r.frame, pose, 48), 100)  # noqa: B023
         crops = timed(lambda: square_crops(r.frame, pose, files, ranks), 100)  # noqa: B023
         both = timed(lambda: (warp_board(r.frame, pose, 48),  # noqa: B023
                               square_crops(r.frame, pose, files, ranks)), 100)  # noqa: B023
         print(f"| {game} | {find[0]:.0f} | {still[0]:.1f} (p90 {still[1]:.1f}) | {nudged[0]:.1f} "
-              f"(p90 {nudged[1]:.1f}) | {warp[0]:.2f} | {crops[0]:.2f} | {both[0]:.2f} (p90 {both[1]:.2f}) |")
+              f"(p90 {nudged[1]:.1f}) | {shift[0]:.1f} (p90 {shift[1]:.1f}) "
+              f"| {warp[0]:.2f} | {crops[0]:.2f} | {both[0]:.2f} (p90 {both[1]:.2f}) |")
 
 
 if __name__ == "__main__":

@@ -52,10 +52,10 @@ class PipelineSettings:
     # its lines must stand out from the half-way lines by this much (a guess off by half
     # a square or more still finds lines, and the pieces' edges on its half-way lines)
     hint_min_contrast: float = 0.37
-    # While the image round the board moved less than `still_shift` squares since the pose
-    # was taken (found, or settled at a reading), and the view still compares (phase
-    # correlation peak `still_response` or more: no hand over it), the pose is that one,
-    # slid with the image, not tracking's refit (vision/motion.py)
+    # On 3x3 boards, while the image round the board moved less than `still_shift` squares
+    # since the pose was taken (found, or settled at a reading), and the view still compares
+    # (phase correlation peak `still_response` or more: no hand over it), the pose is that
+    # one, slid with the image, not tracking's refit (vision/motion.py)
     still_shift: float = 0.1
     still_response: float = 0.5
     second_look: SecondLook = field(default_factory=SecondLook)  # at unsure squares
@@ -151,20 +151,27 @@ class BoardReader:
         tracking, following rigid moves only, does not."""
         if self._found is not None:
             refitted = refit(frame_bgr, self._found, settings=self.vision.track)
-            # The pose already follows the image (`_steadied`): a refit that moves it further
-            # went to a fixed point of the fit, off the grid (game 760000: 0.2 square out)
-            if _shift(refitted, self._found) <= self.settings.still_shift:
+            # On a 3x3 board the pose already follows the image (`_steadied`): a refit that
+            # moves it further went to a fixed point of the fit, off the grid (game 760000:
+            # 0.2 square out)
+            steadied = small_board(self.files, self.ranks)
+            if not steadied or _shift(refitted, self._found) <= self.settings.still_shift:
                 self._found = refitted
             self._anchor = anchor(frame_bgr, self._found)
         return self.pose
 
     def _steadied(self, frame_bgr: np.ndarray, tracked: BoardPose) -> BoardPose:
-        """The tracked pose, or the anchor's slid with the image where the image moved less
-        than `still_shift` squares since it: a grid refitted frame by frame can wander to a
-        fixed point of the fit (a border line beside a checker's outer squares) and wobble
-        there, so that the board never looks still and is read off its squares. Where the
-        image moved further and tracking moved the grid as far, that is the board's new
-        place; where they disagree (a hand moving over it), the anchor waits."""
+        """On a 3x3 board, the tracked pose, or the anchor's slid with the image where the
+        image moved less than `still_shift` squares since it: there a grid refitted frame by
+        frame can wander to a fixed point of the fit (a border line beside a checker's outer
+        squares) and wobble there, so that the board never looks still and is read off its
+        squares. Where the image moved further and tracking moved the grid as far, that is
+        the board's new place; where they disagree (a hand moving over it), the anchor
+        waits. Bigger boards keep tracking's pose: their many lines hold the fit, and the
+        shift, read up to 1.5 px off a still view and re-anchored at every reading, crept
+        15 px in 30 s of the demo's Rinne footage."""
+        if not small_board(self.files, self.ranks):
+            return tracked
         if self._anchor is None:
             self._anchor = anchor(frame_bgr, tracked)
             return tracked
@@ -172,8 +179,7 @@ class BoardReader:
         if shift.response < self.settings.still_response:
             return tracked  # a hand over the board, or the light changed: no comparing
         slid = moved_by(self._anchor.pose, shift)
-        most = self.settings.still_shift * self._anchor.pose.square_size_px()
-        if shift.length <= most:
+        if shift.length <= self.settings.still_shift * self._anchor.pose.square_size_px():
             return slid
         if _shift(tracked, slid) <= self.settings.still_shift:
             self._anchor = anchor(frame_bgr, tracked)

@@ -56,9 +56,7 @@ def anchor(frame_bgr: NDArray[np.uint8], pose: BoardPose, margin: float = 0.5) -
     x1, y1 = int(min(w, np.ceil(outline[:, 0].max()))), int(min(h, np.ceil(outline[:, 1].max())))
     if x1 - x0 < 32 or y1 - y0 < 32:
         return None
-    step = max(1, -(-(x1 - x0) // PATCH_WIDTH))  # a whole step: OpenCV's fast area shrink
-    x1, y1 = x0 + (x1 - x0) // step * step, y0 + (y1 - y0) // step * step
-    scale = 1.0 / step
+    scale = min(1.0, PATCH_WIDTH / (x1 - x0))
     box = (x0, y0, x1, y1)
     patch = _patch(frame_bgr, box, scale)
     window = np.asarray(cv2.createHanningWindow((patch.shape[1], patch.shape[0]), cv2.CV_32F), np.float32)
@@ -82,5 +80,5 @@ def _patch(frame_bgr: NDArray[np.uint8], box: tuple[int, int, int, int], scale: 
     x0, y0, x1, y1 = box
     region = frame_bgr[y0:y1, x0:x1]
     grey = cv2.cvtColor(region, cv2.COLOR_BGR2GRAY) if region.ndim == 3 else region
-    size = (round((x1 - x0) * scale), round((y1 - y0) * scale))
+    size = (max(8, round((x1 - x0) * scale)), max(8, round((y1 - y0) * scale)))
     return cv2.resize(grey, size, interpolation=cv2.INTER_AREA).astype(np.float32)
