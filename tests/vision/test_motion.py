@@ -102,3 +102,20 @@ def test_the_pose_slides_with_the_image_and_follows_tracking_past_a_tenth_of_a_s
     pose, _ = reader.locate(_slid(scene.frame, far, 0.0), 0.2)  # a bump: tracking's new place
     assert pose is not None
     assert pose.corners_array - found.corners_array == pytest.approx(np.tile([far, 0.0], (4, 1)), abs=1e-6)
+
+
+def test_a_bigger_board_keeps_trackings_pose(monkeypatch):
+    """Its many lines hold the fit; the shift's small bias, re-anchored at every reading,
+    made the demo's pose creep (benchmarks/replay.md, "Session 16")."""
+    import referee.pipeline as pipeline
+
+    big = make_scene(np.random.default_rng(8), 5, 6, style="lines", tilt_deg=20.0, hand=False)
+    found = _pose(big)
+    monkeypatch.setattr(pipeline, "track", _Wandering())
+    monkeypatch.setattr(pipeline, "find_board", lambda *a, **k: found)
+    reader = BoardReader(5, 6, Classifier.load("dice"), settings=PipelineSettings())
+    reader.locate(big.frame, 0.0)
+    for k in range(1, 5):
+        pose, _ = reader.locate(big.frame, k / 30)
+    assert pose is not None
+    assert pose.corners_array - found.corners_array == pytest.approx(np.tile([6.0, 4.0], (4, 1)), abs=1e-6)
