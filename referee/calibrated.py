@@ -30,7 +30,7 @@ from referee.vision.calibration_files import (
     load_board,
     load_camera,
 )
-from referee.vision.pose import BoardPose, board_corners
+from referee.vision.pose import BoardPose, board_box, board_corners
 from referee.vision.undistort import Undistorter, make_undistorter
 
 log = logging.getLogger(__name__)
@@ -158,20 +158,6 @@ class FrameLens:
         if self.undistorter is None or self.camera is None or self.undistorter.is_identity:
             return np.asarray(points, np.float64).reshape(-1, 2)
         return self.undistorter.distort_points(points, self.camera)
-
-
-def board_box(pose: BoardPose, margin: float) -> tuple[int, int, int, int] | None:
-    """The image box (x0, y0, x1, y1) of the board and `margin` squares around it; None
-    where that reaches behind the camera."""
-    corners = board_corners(pose.files, pose.ranks) + margin * np.array(
-        [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
-    mapped = np.column_stack([corners, np.ones(4)]) @ pose.h.T
-    if np.any(mapped[:, 2] <= 1e-9):
-        return None
-    xy = mapped[:, :2] / mapped[:, 2:3]
-    x0, y0 = np.floor(xy.min(axis=0)).astype(int)
-    x1, y1 = np.ceil(xy.max(axis=0)).astype(int) + 1
-    return int(x0), int(y0), int(x1), int(y1)
 
 
 # ---------------------------------------------------------------- the board profile's pose

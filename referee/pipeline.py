@@ -89,7 +89,9 @@ class BoardReader:
         self.piece_colours = None if self.profile is None else profile_lab(self.profile)
         self._hint: BoardPose | None = None
         self._confirmed = False
-        self._anchor: Anchor | None = None  # the pose found or settled, and its frame
+        # 3x3 boards: the pose found or settled, and its frame, to hold the pose by (`_steadied`)
+        self._steadies = small_board(files, ranks)
+        self._anchor: Anchor | None = None
 
     def look(self, frame_bgr: np.ndarray, time_s: float
              ) -> tuple[np.ndarray, BoardPose | None, bool]:
@@ -121,7 +123,7 @@ class BoardReader:
             self._found = track(frame_bgr, self._hint, settings=strict)
             if self._found is not None:
                 self._hint = None
-                self._anchor = anchor(frame_bgr, self._found)
+                self._anchor = self._anchor_at(frame_bgr, self._found)
                 return self.pose, True
         if self._found is not None:
             tracked = track(frame_bgr, self._found, settings=self.vision.track)
@@ -138,7 +140,7 @@ class BoardReader:
             return self.pose, False
         before = self.pose if self.pose is not None else self._hint
         self._found = found
-        self._anchor = anchor(frame_bgr, found)
+        self._anchor = self._anchor_at(frame_bgr, found)
         if before is not None:  # a1 stays the corner nearest where it was (or the profile put it)
             self.moved = self._hint is None and _shift(found, before) > 0.25
             self._hint = None
@@ -154,10 +156,9 @@ class BoardReader:
             # On a 3x3 board the pose already follows the image (`_steadied`): a refit that
             # moves it further went to a fixed point of the fit, off the grid (game 760000:
             # 0.2 square out)
-            steadied = small_board(self.files, self.ranks)
-            if not steadied or _shift(refitted, self._found) <= self.settings.still_shift:
+            if not self._steadies or _shift(refitted, self._found) <= self.settings.still_shift:
                 self._found = refitted
-            self._anchor = anchor(frame_bgr, self._found)
+            self._anchor = self._anchor_at(frame_bgr, self._found)
         return self.pose
 
     def _steadied(self, frame_bgr: np.ndarray, tracked: BoardPose) -> BoardPose:
@@ -170,7 +171,7 @@ class BoardReader:
         waits. Bigger boards keep tracking's pose: their many lines hold the fit, and the
         shift, read up to 1.5 px off a still view and re-anchored at every reading, crept
         15 px in 30 s of the demo's Rinne footage."""
-        if not small_board(self.files, self.ranks):
+        if not self._steadies:
             return tracked
         if self._anchor is None:
             self._anchor = anchor(frame_bgr, tracked)
@@ -184,6 +185,9 @@ class BoardReader:
         if _shift(tracked, slid) <= self.settings.still_shift:
             self._anchor = anchor(frame_bgr, tracked)
         return tracked
+
+    def _anchor_at(self, frame_bgr: np.ndarray, pose: BoardPose) -> Anchor | None:
+        return anchor(frame_bgr, pose) if self._steadies else None
 
     @property
     def piece_height(self) -> float:

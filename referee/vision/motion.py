@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from referee.vision.pose import BoardPose
+from referee.vision.pose import BoardPose, board_box
 
 PATCH_WIDTH = 192  # pixels across the patch compared: a shift is read to a fraction of one
 
@@ -47,13 +47,10 @@ def anchor(frame_bgr: NDArray[np.uint8], pose: BoardPose, margin: float = 0.5) -
     """The patch round `pose` (its grid and `margin` squares beyond) to measure later frames'
     moves against; None where too little of it is in the frame."""
     h, w = frame_bgr.shape[:2]
-    outline = pose.to_image(np.array([[-margin, -margin], [pose.files + margin, -margin],
-                                      [pose.files + margin, pose.ranks + margin],
-                                      [-margin, pose.ranks + margin]]))
-    if not np.all(np.isfinite(outline)):
+    box = board_box(pose, margin)
+    if box is None:
         return None
-    x0, y0 = (int(max(0, np.floor(v))) for v in outline.min(axis=0))
-    x1, y1 = int(min(w, np.ceil(outline[:, 0].max()))), int(min(h, np.ceil(outline[:, 1].max())))
+    x0, y0, x1, y1 = max(0, box[0]), max(0, box[1]), min(w, box[2]), min(h, box[3])
     if x1 - x0 < 32 or y1 - y0 < 32:
         return None
     scale = min(1.0, PATCH_WIDTH / (x1 - x0))

@@ -110,6 +110,20 @@ def board_corners(files: int, ranks: int) -> FloatArray:
     return np.array([[0.0, 0.0], [files, 0.0], [files, ranks], [0.0, ranks]])
 
 
+def board_box(pose: BoardPose, margin: float) -> tuple[int, int, int, int] | None:
+    """The image box (x0, y0, x1, y1) of the board and `margin` squares around it; None
+    where that reaches behind the camera."""
+    corners = board_corners(pose.files, pose.ranks) + margin * np.array(
+        [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+    mapped = np.column_stack([corners, np.ones(4)]) @ pose.h.T
+    if np.any(mapped[:, 2] <= 1e-9):
+        return None
+    xy = mapped[:, :2] / mapped[:, 2:3]
+    x0, y0 = np.floor(xy.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(xy.max(axis=0)).astype(int) + 1
+    return int(x0), int(y0), int(x1), int(y1)
+
+
 def corner_error(found: BoardPose, truth_corners: FloatArray, *, any_orientation: bool = True) -> float:
     """Largest corner distance (pixels) between a pose and true corners (canonical order),
     taken over the pose's orientations when `any_orientation` (which side is White's is
