@@ -1,8 +1,10 @@
 """The board-corner network on its own: how near its four corners fall to the grid's true
-outer corners on the 3x3 frames of the finder's named sets (`localise_sets.py`), and how long
-a guess takes on one core.
+outer corners on the 3x3 frames (or, `--boards`, the bigger boards') of the finder's named
+sets (`localise_sets.py`), and how long a guess takes on one core.
 
     OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/corner_net.py held-out x3-held-out --cache /tmp/lf
+    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/corner_net.py held-out --boards bigger \
+        --model corners-big --cache /tmp/lf
 
 Error: the largest of the four corner distances (each true corner to the nearest guessed
 one), as a share of the grid's longer diagonal, as `localise_accuracy.md` measures the finder.
@@ -28,6 +30,8 @@ def main() -> None:
     parser.add_argument("sets", nargs="+", choices=sorted(SETS))
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--model", default="corners")
+    parser.add_argument("--boards", choices=("3x3", "bigger", "all"), default="3x3",
+                        help="the sets' 3x3 frames (default), their bigger boards', or all")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     net = CornerNet.load(args.model)
@@ -37,7 +41,7 @@ def main() -> None:
     for name in args.sets:
         for fs in SETS[name]:
             for i in range(fs.frames):
-                if not _wanted(fs, i, "3x3"):
+                if not _wanted(fs, i, args.boards):
                     continue
                 sample = rendered_frame(i, fs.seed, 0.0, fs.games, args.cache / fs.cache_folder,
                                         fs.legacy_hands)

@@ -19,7 +19,9 @@ a hand in a third of each game's frames, every third frame for the `legacy` ones
 - `development`: 20000+ 40000+ 60000+ (legacy hands) and 80000+, where the finder's rules
   were read off;
 - `x3-held-out`: 3x3-only sets 100000+ to 160000+ and 190000+;
-- `x3-development`: 3x3-only sets 230000+ 240000+ 250000+."""
+- `x3-development`: 3x3-only sets 230000+ 240000+ 250000+;
+- `development-2`: all-games sets 400000+ 410000+ 420000+, rendered in session 17 to read
+  the bigger boards' corner-network rule off more frames than `development`'s seven misses."""
 
 from __future__ import annotations
 
@@ -68,6 +70,7 @@ SETS: dict[str, tuple[FrameSet, ...]] = {
     "development": (_all(20000, True), _all(40000, True), _all(60000, True), _all(80000)),
     "x3-held-out": tuple(_x3(s) for s in (100000, 110000, 120000, 130000, 140000, 150000, 160000, 190000)),
     "x3-development": tuple(_x3(s) for s in (230000, 240000, 250000)),
+    "development-2": tuple(_all(s) for s in (400000, 410000, 420000)),
 }
 
 WITHIN = 1.0  # per cent of the diagonal

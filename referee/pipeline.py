@@ -75,6 +75,8 @@ class BoardReader:
         self.crop_spec = classifier.card.crop
         if small_board(files, ranks) and self.vision.localise.corner_net:
             corner_network(self.vision.localise.corner_net)  # a missing model is told now, not mid-game
+        if not small_board(files, ranks) and self.vision.localise.corner_net_big:
+            corner_network(self.vision.localise.corner_net_big)
         # The board finder names the corners its own way, and the tracker follows that naming:
         # which corner is a1 is kept apart, as quarter turns from it.
         self._found: BoardPose | None = None

@@ -105,6 +105,13 @@ class CornerNet:
                              f"{', '.join(map(str, want))}])")
         return cls(card, session, onnx_path)
 
+    def trained_on(self, files: int, ranks: int) -> bool:
+        """Whether the card lists this board size (either way round) among those the network
+        was trained on (`boards`, as "5x6"); a card without the list names none, and any
+        board is taken."""
+        boards = self.card.get("boards")
+        return boards is None or f"{files}x{ranks}" in boards or f"{ranks}x{files}" in boards
+
     def guess(self, frame_bgr: NDArray[np.uint8]) -> CornerGuess | None:
         """The four corners in frame pixels, or None when the network sees no board."""
         if frame_bgr.ndim == 2:  # the finder also takes grey frames
@@ -131,6 +138,11 @@ def _check_card(card: Any, where: Path) -> None:
             raise ValueError("normalisation differs from this reader's")
         if int(onnx["stride"]) != STRIDE or onnx["input_name"] != INPUT_NAME:
             raise ValueError(f"stride or input name differs from this reader's ({STRIDE}, {INPUT_NAME})")
+        boards = card.get("boards")
+        if boards is not None and (not isinstance(boards, list) or not all(
+                isinstance(b, str) and len(b.split("x")) == 2 and all(p.isdigit() for p in b.split("x"))
+                for b in boards)):
+            raise ValueError("boards is not a list of board sizes (\"5x6\")")
         sha = str(onnx["sha256"])
         if len(sha) != 64:
             raise ValueError("onnx.sha256 is not a sha256 hex digest")

@@ -16,6 +16,10 @@ moved to sit centred in the board's edge round it where that edge clearly agrees
 board's grid is also fitted from the four corners a small network guesses on the whole frame
 (`corner_net`), and that grid kept where the search refuses and its printed lines confirm it,
 or where the board's edge sits round it at one margin at least as well as round the search's.
+On 5x5 and 5x6 boards a second network, trained on them too (`corner_net_big`), guesses the
+corners; that grid, fitted to its lines and confirmed by them as the search's grids are, is
+kept where the search refuses, or where the board's edge sits round it at least as well
+(`_net_fit_big`, `_with_big_net`).
 
 track: the same profile fit started from the previous pose on a crop around the board, in
 whatever naming of the corners the caller uses; None when the board has moved too far, so
@@ -584,7 +588,13 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     # reject their inf and nan, which are no fault to warn a player about.
     with np.errstate(all="ignore"):
         if not small_board(files, ranks):
-            return _find_big(frame_bgr, files, ranks, s)
+            if not s.corner_net_big:
+                return _find_big(frame_bgr, files, ranks, s)
+            try:
+                searched_big: BoardPose | NoBoardError = _find_big(frame_bgr, files, ranks, s)
+            except NoBoardError as exc:
+                searched_big = exc
+            return _with_big_net(frame_bgr, searched_big, _net_fit_big(frame_bgr, files, ranks, s), s)
         searched: BoardPose | NoBoardError
         try:
             searched = _searched_small(frame_bgr, files, ranks, s)
@@ -649,6 +659,68 @@ def _with_corner_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoard
     colour = _colour(frame_bgr)
     if isinstance(searched, NoBoardError):
         if net is not None and _confirmed(colour, net, s):
+            return net
+        raise searched
+    files, ranks = searched.files, searched.ranks
+    if net is None or _moved(searched.h, net.h, files, ranks) < s.corner_net_apart:
+        return searched
+    ring_net, ring_searched = (ring_agreement(colour, pose.h, files, ranks) for pose in (net, searched))
+    return net if ring_net >= ring_searched else searched
+
+
+def _net_fit_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
+                 s: LocaliseSettings) -> BoardPose | None:
+    """A bigger board's grid from the corners the bigger boards' network (`corner_net_big`)
+    guesses: the grid through them, with each of the two ways of laying the board's files
+    along the guessed quadrilateral (a 5x6 board's sides differ; the guess names no corner),
+    fitted to the lines' profiles (`refine`) and the fit whose lines best show (the profile
+    support's grid less half-way lines) fitted once more; None where the network sees no four
+    corners, was not trained on this board's size (its card's `boards`), or the fit is not
+    confirmed as `_first_confirmed` confirms the search's grids (its profiles pass, it is not
+    adrift). A fit from a guess within 2% of the diagonal (90% of held-out bigger-board frames,
+    75% under a hand) lands on the board's own lines, whatever hides the rest of them."""
+    colour = _colour(frame_bgr)  # NoBoardError for what is no image (the search's refusal)
+    net = corner_network(s.corner_net_big)
+    if not net.trained_on(files, ranks):
+        return None
+    guess = net.guess(colour)
+    if guess is None:
+        return None
+    quad = cv2.convexHull(guess.points.astype(np.float32)).reshape(-1, 2)
+    if len(quad) != 4:
+        return None
+    best: tuple[float, FloatArray] | None = None
+    for roll in (0, 1) if files != ranks else (0,):
+        h = cv2.getPerspectiveTransform(board_corners(files, ranks).astype(np.float32),
+                                        np.roll(quad, roll, axis=0)).astype(np.float64)
+        fitted = refine(colour, h, files, ranks, s)
+        support = profile_support(colour, fitted, files, ranks)
+        if best is None or support.grid - support.mid > best[0]:
+            best = (support.grid - support.mid, fitted)
+    assert best is not None
+    fitted = refine(colour, best[1], files, ranks, s)
+    support = profile_support(colour, fitted, files, ranks)
+    if support.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is not None or _adrift(
+            colour, fitted, files, ranks, s):
+        return None
+    return canonical(fitted, files, ranks)
+
+
+def _with_big_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoardError,
+                  net: BoardPose | None, s: LocaliseSettings) -> BoardPose:
+    """A bigger board's grid, the line search's or the network's (`_net_fit_big`), as on 3x3
+    boards (`_with_corner_net`): where the search refused, the network's if at least
+    `corner_net_big_ends` of its inner lines meet its outer lines (`line_ends`; on the
+    development frames the network's grids within 1% there met 0.6-0.9, the one 9% off
+    under a hand 0.06); where both found one and they lie `corner_net_apart` squares or more
+    apart, the one round which the board's edge shows at one margin more (`ring_agreement`;
+    the network's on a tie); the search's otherwise. Under a hand the search takes a grid a
+    little turned or a rank off, or refuses, where the fit from the network's corners holds
+    the board's own lines. Read off the development frames ("Session 17" in
+    benchmarks/localise_accuracy.md)."""
+    colour = _colour(frame_bgr)
+    if isinstance(searched, NoBoardError):
+        if net is not None and line_ends(colour, net.h, net.files, net.ranks) >= s.corner_net_big_ends:
             return net
         raise searched
     files, ranks = searched.files, searched.ranks

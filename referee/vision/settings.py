@@ -81,6 +81,8 @@ class LocaliseSettings:
     corner_net: str = "corners"
     corner_net_reach: float = 0.2
     corner_net_apart: float = 0.05
+    corner_net_big: str = "corners-big"
+    corner_net_big_ends: float = 0.5
     edge_centre_rise: float = 0.1
     edge_centre_window: float = 0.05
     edge_centre_stretches: int = 3
@@ -124,12 +126,17 @@ class LocaliseSettings:
             raise VisionSettingsError("[localise] outline_min_ends, outline_min_ring and "
                                       "outline_confirm_ring must lie between 0 and 1 "
                                       "(outline_confirm_ring 0: off)")
+        if not 0 <= self.corner_net_big_ends <= 1:
+            raise VisionSettingsError("[localise] corner_net_big_ends must lie between 0 and 1")
         if not 0 < self.corner_net_reach <= 1 or not 0 <= self.corner_net_apart <= 1:
             raise VisionSettingsError("[localise] corner_net_reach must lie above 0 and at most 1, "
                                       "corner_net_apart between 0 and 1 (squares)")
-        if self.corner_net and not self.corner_net.replace("-", "").replace("_", "").isalnum():
-            raise VisionSettingsError(f"[localise] corner_net {self.corner_net!r} is not a model name "
-                                      "(models/NAME.onnx), nor \"\" (off)")
+        for name in ("corner_net", "corner_net_big"):
+            model = getattr(self, name)
+            bare = model.replace("-", "").replace("_", "") if isinstance(model, str) else None
+            if bare is None or (model and not bare.isalnum()):
+                raise VisionSettingsError(f"[localise] {name} {model!r} is not a model name "
+                                          "(models/NAME.onnx), nor \"\" (off)")
         if not 0 <= self.adrift_ends <= 1 or not 0 <= self.adrift_ring <= 1:
             raise VisionSettingsError("[localise] adrift_ends and adrift_ring must lie between 0 and 1 "
                                       "(adrift_ends 0: off)")
