@@ -28,6 +28,7 @@ the caller runs find_board again."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -645,20 +646,19 @@ def _net_fit(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSe
     return _finished_small(frame_bgr, canonical(fitted, files, ranks), s)
 
 
-def _with_corner_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoardError,
-                     net: BoardPose | None, s: LocaliseSettings) -> BoardPose:
-    """The line search's grid or the corner network's: where the search found none, the
-    network's if its printed lines confirm it (`_confirmed`); where both found one and they
-    differ by `corner_net_apart` squares or more, the one round which the board's edge shows
-    at one margin more (`ring_agreement`; the network's on a tie). The search locks onto a
-    border line, a die's edge or a hand's, 2-50% off, where the fit started from the
-    network's corners holds the board's own lines, concentric with its edge. Read off the
-    development frames ("Session 15" in benchmarks/localise_accuracy.md): of 360, 309 within
-    1% by the search alone, 329 so; asking the network's grid to meet its line ends as well
-    as the search's too (the first rule tried), 324."""
+def _with_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoardError,
+              net: BoardPose | None, s: LocaliseSettings,
+              trusted: Callable[[NDArray[np.uint8], BoardPose], bool]) -> BoardPose:
+    """The line search's grid or a corner network's: where the search found none, the
+    network's if `trusted` (colour frame, grid) takes it; where both found one and they differ
+    by `corner_net_apart` squares or more, the one round which the board's edge shows at one
+    margin more (`ring_agreement`; the network's on a tie); the search's otherwise. The search
+    locks onto a border line, a die's edge or a hand's, or takes a grid a rank off under a
+    hand, where the fit started from the network's corners holds the board's own lines,
+    concentric with its edge."""
     colour = _colour(frame_bgr)
     if isinstance(searched, NoBoardError):
-        if net is not None and _confirmed(colour, net, s):
+        if net is not None and trusted(colour, net):
             return net
         raise searched
     files, ranks = searched.files, searched.ranks
@@ -666,6 +666,16 @@ def _with_corner_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoard
         return searched
     ring_net, ring_searched = (ring_agreement(colour, pose.h, files, ranks) for pose in (net, searched))
     return net if ring_net >= ring_searched else searched
+
+
+def _with_corner_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoardError,
+                     net: BoardPose | None, s: LocaliseSettings) -> BoardPose:
+    """A 3x3 board's grid (`_with_net`): a refused search's place taken by the network's grid
+    if its printed lines confirm it (`_confirmed`). Read off the development frames ("Session
+    15" in benchmarks/localise_accuracy.md): of 360, 309 within 1% by the search alone, 329
+    so; asking the network's grid to meet its line ends as well as the search's too (the
+    first rule tried), 324."""
+    return _with_net(frame_bgr, searched, net, s, lambda colour, pose: _confirmed(colour, pose, s))
 
 
 def _net_fit_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
@@ -708,26 +718,13 @@ def _net_fit_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
 
 def _with_big_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoardError,
                   net: BoardPose | None, s: LocaliseSettings) -> BoardPose:
-    """A bigger board's grid, the line search's or the network's (`_net_fit_big`), as on 3x3
-    boards (`_with_corner_net`): where the search refused, the network's if at least
-    `corner_net_big_ends` of its inner lines meet its outer lines (`line_ends`; on the
-    development frames the network's grids within 1% there met 0.6-0.9, the one 9% off
-    under a hand 0.06); where both found one and they lie `corner_net_apart` squares or more
-    apart, the one round which the board's edge shows at one margin more (`ring_agreement`;
-    the network's on a tie); the search's otherwise. Under a hand the search takes a grid a
-    little turned or a rank off, or refuses, where the fit from the network's corners holds
-    the board's own lines. Read off the development frames ("Session 17" in
-    benchmarks/localise_accuracy.md)."""
-    colour = _colour(frame_bgr)
-    if isinstance(searched, NoBoardError):
-        if net is not None and line_ends(colour, net.h, net.files, net.ranks) >= s.corner_net_big_ends:
-            return net
-        raise searched
-    files, ranks = searched.files, searched.ranks
-    if net is None or _moved(searched.h, net.h, files, ranks) < s.corner_net_apart:
-        return searched
-    ring_net, ring_searched = (ring_agreement(colour, pose.h, files, ranks) for pose in (net, searched))
-    return net if ring_net >= ring_searched else searched
+    """A 5x5 or 5x6 board's grid (`_with_net`, the network's from `_net_fit_big`): a refused
+    search's place taken by the network's grid if at least `corner_net_big_ends` of its inner
+    lines meet its outer lines (`line_ends`; on the development frames the network's grids
+    within 1% there met 0.6-0.9, the one 9% off under a hand 0.06). Read off the development
+    frames ("Session 17" in benchmarks/localise_accuracy.md)."""
+    return _with_net(frame_bgr, searched, net, s, lambda colour, pose: line_ends(
+        colour, pose.h, pose.files, pose.ranks) >= s.corner_net_big_ends)
 
 
 def _centre_on_edge(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:
