@@ -286,8 +286,8 @@ def _train(args: argparse.Namespace) -> int:
 def _train_corners(args: argparse.Namespace) -> int:
     from referee.vision.tasks import train_corners_model
 
-    path = train_corners_model(frames=args.frames, steps=args.steps, seed=args.seed, data=args.data,
-                               out=args.out, jobs=args.jobs,
+    path = train_corners_model(model=args.model, frames=args.frames, steps=args.steps, seed=args.seed,
+                               data=args.data, out=args.out, jobs=args.jobs,
                                progress=lambda line: print(line, flush=True))
     print(f"wrote {path} and its card")
     return 0
@@ -347,14 +347,17 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
                        "those missing from --data (default: the set's TRAIN_FRAMES)")
     train.add_argument("--only", metavar="MODEL",
                        help="tiles: train only this model of the set (tiles or tiles-seam)")
-    corners = verb("train-corners", _train_corners, "rebuild the board-corner network (models/corners.onnx; "
-                   "needs the train extra) from rendered 3x3 frames")
-    corners.add_argument("--frames", type=int, default=4000,
-                         help="rendered frames to train on (default 4000)")
+    corners = verb("train-corners", _train_corners, "rebuild a board-corner network from its recipe "
+                   "(models/corners.onnx or corners-big.onnx; needs the train extra) from rendered frames")
+    corners.add_argument("--model", default="corners",
+                         help="corners (3x3 boards; 4,000 frames, 5,000 steps) or corners-big (5x5 and 5x6 "
+                         "boards; 8,000 frames of every Rinne-family size, 7,000 steps); default corners")
+    corners.add_argument("--frames", type=int,
+                         help="rendered frames to train on (default: the recipe's)")
     corners.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
     corners.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
     corners.add_argument("--data", help="folder of rendered frames, rendered where missing "
-                         "(default: $REFEREE_RENDER_CROPS/corners)")
+                         "(default: $REFEREE_RENDER_CROPS/MODEL)")
     corners.add_argument("--out", help="output folder (default: models/)")
     corners.add_argument("--jobs", type=int, default=2, help="rendering processes (default 2)")
     evaluate = verb("eval", _eval, "print a classifier's accuracy tables (dice: real photos; "

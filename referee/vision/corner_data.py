@@ -2,18 +2,23 @@
 the network's input, with the grid's outer corners as truth.
 
 Frames come from the renderer (`referee.synth`) as the finder's benchmark draws them (no lens
-distortion, as after undistorting; a hand over the board in a third of them), from seeds of
-their own (`FIRST_SEED` on) so that no benchmark frame is trained on. Each shard is one
-`.npz` of `images` (N, H, W, 3 uint8, BGR) and `corners` (N, 4, 2 float32, in the shrunk
-image's pixels), so a long render can stop and go on.
+distortion, as after undistorting), from seeds of their own (`FIRST_SEED` on) so that no
+benchmark frame is trained on. Which game each frame shows and whether a hand lies over the
+board is each committed network's recipe (`RECIPES`): `corners`, FlipFlop 3x3 only with a
+hand where `seed % 3 == 0` (session 15); `corners-big`, every other frame 3x3 and the rest the
+five bigger Rinne-family boards in turn, a hand over half, drawn apart from the game (session
+16, commit 1cbf3a4). Each shard is one `.npz` of `images` (N, H, W, 3 uint8, BGR), `corners`
+(N, 4, 2 float32, in the shrunk image's pixels), `games` and `hands`, so a long render can
+stop and go on; a shard whose frames another recipe drew is refused, not mixed in.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import cv2
 import numpy as np
@@ -24,6 +29,42 @@ from referee.vision.corner_net import shrink
 FIRST_SEED = 5_000_000  # far from the finder's development and held-out sets (20000-260000)
 SHARD = 200
 
+HAND_THIRD = "seed % 3 == 0"  # session 15's rule (`corners`)
+HAND_HALF = "np.random.default_rng([seed, 7]).random() < 0.5"  # session 16's (`corners-big`)
+HAND_RULES = (HAND_THIRD, HAND_HALF)
+
+
+@dataclass(frozen=True)
+class CornerRecipe:
+    """How one committed corner network is rebuilt: its frames (frame i is of seed
+    `FIRST_SEED + i`, game `games[i % len(games)]`, a hand over the board by `hand`), how
+    long it trains, the files it writes and what its card says of it."""
+
+    model: str  # <model>.onnx and <model>.json; also its frames' default cache folder
+    games: tuple[str, ...]
+    hand: str  # one of HAND_RULES
+    frames: int
+    steps: int
+    boards: tuple[str, ...] | None = None  # the card's `boards` (CornerNet.trained_on); None: no list
+    use: str | None = None  # the card's `use`
+
+    @property
+    def command(self) -> str:
+        """The command that rebuilds it (the card's `rebuild`)."""
+        return "referee train-corners" + ("" if self.model == "corners" else f" --model {self.model}")
+
+
+RECIPES: Mapping[str, CornerRecipe] = MappingProxyType({
+    "corners": CornerRecipe(model="corners", games=("flipflop-3x3",), hand=HAND_THIRD, frames=4000,
+                            steps=5000),
+    "corners-big": CornerRecipe(
+        model="corners-big",
+        games=("flipflop-3x3", "rinne", "flipflop-3x3", "rinne-5x5", "flipflop-3x3", "tensei",
+               "flipflop-3x3", "flipflop-5x5", "flipflop-3x3", "tensei-5x5"),
+        hand=HAND_HALF, frames=8000, steps=7000, boards=("5x5", "5x6"),
+        use="localise.find_board on 5x5 and 5x6 boards (corner_net_big); 3x3 boards use models/corners.onnx"),
+})
+
 
 @dataclass(frozen=True)
 class CornerFrames:
@@ -32,11 +73,33 @@ class CornerFrames:
     games: tuple[str, ...]
 
 
-def _render_one(args: tuple[int, str, int, int]) -> tuple[NDArray[np.uint8], NDArray[np.float32], str]:
+def has_hand(seed: int, rule: str) -> bool:
+    """Whether the training frame of `seed` has a hand over the board, by `rule` (HAND_RULES)."""
+    if rule == HAND_THIRD:
+        return seed % 3 == 0
+    if rule == HAND_HALF:  # drawn apart from the game, which follows the seed in turn
+        return bool(np.random.default_rng([seed, 7]).random() < 0.5)
+    raise ValueError(f"no hand rule {rule!r} (one of: {', '.join(HAND_RULES)})")
+
+
+@dataclass(frozen=True)
+class PlannedFrame:
+    seed: int
+    game: str
+    hand: bool
+
+
+def frame_plan(games: Sequence[str], hand: str, start: int, stop: int) -> list[PlannedFrame]:
+    """Frames `start` to `stop - 1` of a render: seed, game and hand of each."""
+    return [PlannedFrame(FIRST_SEED + i, games[i % len(games)], has_hand(FIRST_SEED + i, hand))
+            for i in range(start, stop)]
+
+
+def _render_one(args: tuple[int, str, bool, int, int]) -> tuple[NDArray[np.uint8], NDArray[np.float32], str]:
     from referee.stills import render_still
 
-    seed, game, width, height = args
-    r = render_still(seed, game, hand=seed % 3 == 0, distortion=0.0)
+    seed, game, hand, width, height = args
+    r = render_still(seed, game, hand=hand, distortion=0.0)
     h, w = r.frame.shape[:2]
     corners = r.corners * np.array([width / w, height / h])
     return shrink(r.frame, width, height), corners.astype(np.float32), game
@@ -47,9 +110,12 @@ def _init_worker() -> None:
 
 
 def render_shards(folder: Path, count: int, games: Sequence[str], *, width: int, height: int,
-                  jobs: int = 2, shard: int = SHARD, progress: Callable[[str], None] = print) -> None:
-    """Render `count` frames (games in turn) into shards of `shard` frames in `folder`; shards
-    already there are kept."""
+                  hand: str = HAND_THIRD, jobs: int = 2, shard: int = SHARD,
+                  progress: Callable[[str], None] = print) -> None:
+    """Render `count` frames (games in turn, a hand by the rule `hand`) into shards of `shard`
+    frames in `folder`; shards already there are kept if they hold the frames planned for
+    them (ValueError if not: frames of another recipe or shard size)."""
+    has_hand(FIRST_SEED, hand)  # an unknown rule is refused before anything is rendered
     folder.mkdir(parents=True, exist_ok=True)
     # spawned, not forked: a parent that has run onnxruntime or torch holds threads whose
     # locks a forked child inherits held (a test run hung so)
@@ -57,20 +123,34 @@ def render_shards(folder: Path, count: int, games: Sequence[str], *, width: int,
     try:
         for start in range(0, count, shard):
             path = folder / f"{start:07d}.npz"
+            plan = frame_plan(games, hand, start, min(start + shard, count))
             if path.exists():
+                _check_shard(path, plan)
                 continue
-            tasks = [(FIRST_SEED + i, games[i % len(games)], width, height)
-                     for i in range(start, min(start + shard, count))]
+            tasks = [(f.seed, f.game, f.hand, width, height) for f in plan]
             rows = pool.map(_render_one, tasks, chunksize=4) if pool else [_render_one(t) for t in tasks]
             partial = path.with_suffix(".part.npz")
             np.savez(partial, images=np.stack([r[0] for r in rows]), corners=np.stack([r[1] for r in rows]),
-                     games=np.array([r[2] for r in rows]))
+                     games=np.array([r[2] for r in rows]), hands=np.array([f.hand for f in plan]))
             partial.rename(path)  # a stopped render leaves no half shard behind
             progress(f"{path.name}: frames {start}-{start + len(rows) - 1}")
     finally:
         if pool is not None:
             pool.close()
             pool.join()
+
+
+def _check_shard(path: Path, plan: Sequence[PlannedFrame]) -> None:
+    """Refuse a shard already rendered whose games (and hands, where it keeps them: shards
+    rendered before the recipes were named do not) are not those planned for its frames."""
+    with np.load(path) as shard:
+        games = [str(g) for g in shard["games"]]
+        hands = [bool(h) for h in shard["hands"]] if "hands" in shard.files else None
+    n = min(len(games), len(plan))  # a shorter or longer shard (another --frames) is kept as before
+    if games[:n] != [f.game for f in plan[:n]] or (
+            hands is not None and hands[:n] != [f.hand for f in plan[:n]]):
+        raise ValueError(f"{path}: rendered by another recipe (games {', '.join(sorted(set(games)))}); "
+                         "render into another folder")
 
 
 def load_shards(folder: Path) -> CornerFrames:

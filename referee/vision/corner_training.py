@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.vision.classifier import sha256_of
-from referee.vision.corner_data import SHARD, CornerFrames, load_shards
+from referee.vision.corner_data import FIRST_SEED, RECIPES, SHARD, CornerFrames, CornerRecipe, load_shards
 from referee.vision.corner_net import (
     CARD_FORMAT,
     INPUT_NAME,
@@ -179,14 +179,17 @@ def focal_loss(pred: Any, heat: Any) -> Any:
 
 
 def train_corners(frames: Path, out_dir: Path, config: CornerTrainConfig | None = None,
-                  progress: Callable[[str], None] = print) -> Path:
+                  progress: Callable[[str], None] = print, *, recipe: CornerRecipe | None = None) -> Path:
     """Train on the shards in `frames` (read again at each evaluation, so a render still
     running adds to them; the first 100 frames are held out for choosing the checkpoint),
-    keep the checkpoint whose held-out corners are nearest, and write `corners.onnx` and its
-    card into `out_dir`. Returns the .onnx path."""
+    keep the checkpoint whose held-out corners are nearest, and write `<model>.onnx` and its
+    card into `out_dir`, the model and what the card says of it (`boards`, `use`, the frames'
+    recipe, the rebuild command) being `recipe`'s (default `corners`; `config` defaults to
+    its steps). Returns the .onnx path."""
     import torch
 
-    config = config or CornerTrainConfig()
+    recipe = recipe or RECIPES["corners"]
+    config = config or CornerTrainConfig(steps=recipe.steps)
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)
     rng = np.random.default_rng(config.seed)
@@ -196,7 +199,8 @@ def train_corners(frames: Path, out_dir: Path, config: CornerTrainConfig | None 
     opt = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, config.lr, total_steps=config.steps, pct_start=0.1)
     out_dir.mkdir(parents=True, exist_ok=True)
-    onnx_path = out_dir / "corners.onnx"
+    onnx_path = out_dir / f"{recipe.model}.onnx"
+    checkpoint = out_dir / f"{recipe.model}.pt"
     best: tuple[float, dict[str, Any]] | None = None
     t0 = time.time()
     for step in range(1, config.steps + 1):
@@ -218,13 +222,13 @@ def train_corners(frames: Path, out_dir: Path, config: CornerTrainConfig | None 
             score = metrics["median_px"] + 10 * (1 - metrics["found"])
             if best is None or score < best[0]:
                 best = (score, {"step": step, **metrics})
-                torch.save(net.state_dict(), out_dir / "corners.pt")
+                torch.save(net.state_dict(), checkpoint)
             data = load_shards(frames)
     assert best is not None
-    net.load_state_dict(torch.load(out_dir / "corners.pt"))
+    net.load_state_dict(torch.load(checkpoint))
     _export(net, onnx_path, config)
-    (out_dir / "corners.pt").unlink()
-    _write_card(onnx_path, config, best[1], len(data.images) - len(val))
+    checkpoint.unlink()
+    _write_card(onnx_path, config, recipe, best[1], len(data.images) - len(val))
     return onnx_path
 
 
@@ -237,18 +241,27 @@ def _export(net: Any, path: Path, config: CornerTrainConfig) -> None:
                       opset_version=17, dynamo=False)
 
 
-def _write_card(onnx_path: Path, config: CornerTrainConfig, metrics: dict[str, Any], frames: int) -> None:
-    card = {
+def _write_card(onnx_path: Path, config: CornerTrainConfig, recipe: CornerRecipe, metrics: dict[str, Any],
+                frames: int) -> None:
+    card: dict[str, Any] = {
         "format": CARD_FORMAT,
-        "name": "corners",
+        "name": "corners",  # the kind of network (`CornerNet` reads every one); the file names the model
+    }
+    if recipe.boards is not None:
+        card["boards"] = list(recipe.boards)
+    if recipe.use is not None:
+        card["use"] = recipe.use
+    card |= {
         "input": {"width": config.width, "height": config.height, "channel_order": "BGR",
                   "layout": "NCHW", "dtype": "float32",
                   "normalisation": {"scale": "1/255", "mean": list(MEAN), "std": list(STD)}},
         "onnx": {"file": onnx_path.name, "sha256": sha256_of(onnx_path), "input_name": INPUT_NAME,
                  "output": "heat+offsets", "stride": STRIDE},
         "seed": config.seed,
-        "rebuild": "referee train-corners",
-        "recipe": {**asdict(config), "channels": list(config.channels), "training_frames": frames},
+        "rebuild": recipe.command,
+        "recipe": {**asdict(config), "channels": list(config.channels), "training_frames": frames,
+                   "model": recipe.model, "frames": {"first_seed": FIRST_SEED, "games": list(recipe.games),
+                                                     "hand": recipe.hand}},
         "metrics": {"validation": metrics},
     }
     onnx_path.with_suffix(".json").write_text(json.dumps(card, indent=2) + "\n")

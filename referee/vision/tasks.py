@@ -364,21 +364,30 @@ def crop_folder_margin(folder: str | Path, default: float) -> float:
         raise ModelError(f"{meta}: unreadable ({error})") from None
 
 
-def train_corners_model(*, frames: int = 4000, steps: int | None = None, seed: int | None = None,
-                        data: str | None = None, out: str | None = None, jobs: int = 2,
-                        progress: Callable[[str], None] = print) -> Path:
-    """Render `frames` 3x3 training frames (those not already in `data`, by default
-    `$REFEREE_RENDER_CROPS/corners`), train the board-corner network on them and write
-    `corners.onnx` and its card into `out` (default: the models folder)."""
-    from referee.vision.corner_data import render_shards
+def train_corners_model(*, model: str = "corners", frames: int | None = None, steps: int | None = None,
+                        seed: int | None = None, data: str | None = None, out: str | None = None,
+                        jobs: int = 2, progress: Callable[[str], None] = print) -> Path:
+    """Rebuild a committed board-corner network from its recipe (`corner_data.RECIPES`:
+    `corners` or `corners-big`): render its `frames` training frames (default the recipe's;
+    those not already in `data`, by default `$REFEREE_RENDER_CROPS/<model>`), train on them
+    (`steps`, default the recipe's) and write `<model>.onnx` and its card into `out` (default:
+    the models folder)."""
+    from referee.vision.corner_data import RECIPES, render_shards
     from referee.vision.corner_training import CornerTrainConfig, train_corners
 
+    recipe = RECIPES.get(model)
+    if recipe is None:
+        raise ModelError(f"--model: no corner network {model!r} (one of: {', '.join(RECIPES)})")
+    frames = recipe.frames if frames is None else frames
     if frames < 400:
         raise ModelError("--frames: at least 400 (the first 100 are held out for choosing the checkpoint)")
-    config = CornerTrainConfig()
+    config = CornerTrainConfig(steps=recipe.steps)
     config = dataclasses.replace(config, steps=config.steps if steps is None else steps,
                                  seed=config.seed if seed is None else seed)
-    folder = Path(data) if data else render_crops_dir() / "corners"
-    render_shards(folder, frames, ("flipflop-3x3",), width=config.width, height=config.height, jobs=jobs,
-                  progress=progress)
-    return train_corners(folder, Path(out) if out else default_models_dir(), config, progress)
+    folder = Path(data) if data else render_crops_dir() / recipe.model
+    try:
+        render_shards(folder, frames, recipe.games, width=config.width, height=config.height,
+                      hand=recipe.hand, jobs=jobs, progress=progress)
+    except ValueError as error:  # a folder of another recipe's frames
+        raise ModelError(f"--data: {error}") from None
+    return train_corners(folder, Path(out) if out else default_models_dir(), config, progress, recipe=recipe)
