@@ -73,10 +73,10 @@ class BoardReader:
         self.settings = settings or PipelineSettings()
         self.vision = vision or default_settings()
         self.crop_spec = classifier.card.crop
-        if small_board(files, ranks) and self.vision.localise.corner_net:
-            corner_network(self.vision.localise.corner_net)  # a missing model is told now, not mid-game
-        if not small_board(files, ranks) and self.vision.localise.corner_net_big:
-            corner_network(self.vision.localise.corner_net_big)
+        finder = self.vision.localise
+        network = finder.corner_net if small_board(files, ranks) else finder.corner_net_big
+        if network:
+            corner_network(network)  # a missing model is told now, not mid-game
         # The board finder names the corners its own way, and the tracker follows that naming:
         # which corner is a1 is kept apart, as quarter turns from it.
         self._found: BoardPose | None = None

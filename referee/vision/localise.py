@@ -632,11 +632,8 @@ def _net_fit(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSe
     from there as the line search's first grid is (`_best_reached`: nudged starts, the fit
     whose inner lines best meet its outer ones), polished and centred; None where the
     network sees no four corners or the fit meets too few line ends."""
-    guess = corner_network(s.corner_net).guess(frame_bgr)
-    if guess is None:
-        return None
-    quad = cv2.convexHull(guess.points.astype(np.float32)).reshape(-1, 2)
-    if len(quad) != 4:
+    quad = _guessed_quad(corner_network(s.corner_net), frame_bgr)
+    if quad is None:
         return None
     h = cv2.getPerspectiveTransform(board_corners(files, ranks).astype(np.float32), quad).astype(np.float64)
     try:
@@ -644,6 +641,16 @@ def _net_fit(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSe
     except NoBoardError:
         return None
     return _finished_small(frame_bgr, canonical(fitted, files, ranks), s)
+
+
+def _guessed_quad(net: CornerNet, frame_bgr: NDArray[np.uint8]) -> NDArray[np.float32] | None:
+    """The board's outer corners as `net` guesses them, a convex quadrilateral in frame
+    pixels; None where it sees no four corners or they make no convex quadrilateral."""
+    guess = net.guess(frame_bgr)
+    if guess is None:
+        return None
+    quad = np.asarray(cv2.convexHull(guess.points.astype(np.float32)), np.float32).reshape(-1, 2)
+    return quad if len(quad) == 4 else None
 
 
 def _with_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoardError,
@@ -693,11 +700,8 @@ def _net_fit_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
     net = corner_network(s.corner_net_big)
     if not net.trained_on(files, ranks):
         return None
-    guess = net.guess(colour)
-    if guess is None:
-        return None
-    quad = cv2.convexHull(guess.points.astype(np.float32)).reshape(-1, 2)
-    if len(quad) != 4:
+    quad = _guessed_quad(net, colour)
+    if quad is None:
         return None
     best: tuple[float, FloatArray] | None = None
     for roll in (0, 1) if files != ranks else (0,):
