@@ -31,6 +31,7 @@ from referee.vision.crops import (
     seam_quads,
 )
 from referee.vision.datasets import DICE_LABELS, Sample
+from referee.vision.monomino import MONOMINO_LABELS, MONOMINO_MODEL, monomino_label
 from referee.vision.pose import BoardPose
 from referee.vision.warp import top_face_quads
 
@@ -139,6 +140,8 @@ RENDER_SETS: dict[str, RenderSet] = {
     "tiles": RenderSet("tiles", TILES_LABELS, ("renaissance",), 0.1),
 }
 SEAM_MODEL = "tiles-seam"  # the second tiles model: crops straddling inner grid lines
+# The third, MONOMINO_MODEL (`vision.monomino`): bare square or monomino, trained on the
+# main model's crops relabelled.
 
 
 def square_label(pieces: str, content: SquareContent) -> str:
@@ -188,7 +191,8 @@ def random_renaissance(game: str, rng: np.random.Generator) -> Contents:
 @dataclass(frozen=True)
 class LabelledFrame:
     """One rendered frame cut for one piece set: `samples` per model name (`tiles` also
-    gives `tiles-seam`), squares and seams a hand covers left out; `truth` the truth.
+    gives `tiles-seam` and `tiles-monomino`), squares and seams a hand covers left out;
+    `truth` the truth.
     `quads`: every square's top-face quad (rules order) and `kept` per model the indices
     of its samples among all the board's squares (or seams), for `frame_crops`."""
 
@@ -255,8 +259,9 @@ def render_squares(pieces: str, seed: int, *, hands: float = 0.3, style: str | N
 
 
 def cut_frame(pieces: str, frame: ImageBGR, truth: FrameTruth, group: str = "") -> LabelledFrame:
-    """A rendered frame's squares (and tiles' seams) as labelled samples, where the run time
-    cuts them: `top_face_quads` at the set's piece height on the true pose."""
+    """A rendered frame's squares (and tiles' seams, and its bare squares and monominoes for
+    the monomino model) as labelled samples, where the run time cuts them: `top_face_quads`
+    at the set's piece height on the true pose."""
     render_set = RENDER_SETS[pieces]
     size = (frame.shape[1], frame.shape[0])
     quads = top_face_quads(pose_of(truth), size, height=render_set.height)
@@ -267,6 +272,12 @@ def cut_frame(pieces: str, frame: ImageBGR, truth: FrameTruth, group: str = "") 
         Sample(frame, quads[i].astype(np.float32), render_set.label(shown[names[i]]), group)
         for i in kept[pieces])}
     if pieces == "tiles":
+        covers = [(i, monomino_label(render_set.labels[s.label]))
+                  for i, s in zip(kept[pieces], samples[pieces], strict=True)]
+        kept[MONOMINO_MODEL] = tuple(i for i, cover in covers if cover is not None)
+        samples[MONOMINO_MODEL] = tuple(
+            Sample(frame, quads[i].astype(np.float32), MONOMINO_LABELS.index(cover), group)
+            for i, cover in covers if cover is not None)
         seams = seam_samples(truth, quads)
         kept[SEAM_MODEL] = tuple(i for i, ((a, b), _, _) in enumerate(seams)
                                  if not {a, b} & covered)
@@ -288,14 +299,16 @@ def seam_samples(truth: FrameTruth, quads: NDArray[np.float64]
 
 
 def model_pieces(model: str) -> str:
-    """The piece set a model reads (the seam model is the tiles set's second)."""
-    return "tiles" if model == SEAM_MODEL else model
+    """The piece set a model reads (the seam and monomino models are the tiles set's)."""
+    return "tiles" if model in (SEAM_MODEL, MONOMINO_MODEL) else model
 
 
 def model_labels(model: str) -> tuple[str, ...]:
     """The labels of a model that renders train: a piece set's, or the seam model's."""
     if model == SEAM_MODEL:
         return SEAM_LABELS
+    if model == MONOMINO_MODEL:
+        return MONOMINO_LABELS
     if model == "dice":
         return DICE_LABELS
     return RENDER_SETS[model].labels
@@ -350,6 +363,9 @@ def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, belo
 
     classifier = Classifier.load(model)
     pieces = pieces or classifier.card.name
+    if pieces == MONOMINO_MODEL:
+        raise ModelError(f"{MONOMINO_MODEL} trains on the tiles model's hard squares: mine "
+                         "those with the tiles model")
     if pieces != "dice" and model_pieces(pieces) not in RENDER_SETS:
         raise ModelError(f"no hard examples for pieces {pieces!r}: dice, "
                          f"{', '.join(RENDER_SETS)} or {SEAM_MODEL}")

@@ -10,6 +10,12 @@ five bigger Rinne-family boards in turn, a hand over half, drawn apart from the 
 16, commit 1cbf3a4). Each shard is one `.npz` of `images` (N, H, W, 3 uint8, BGR), `corners`
 (N, 4, 2 float32, in the shrunk image's pixels), `games` and `hands`, so a long render can
 stop and go on; a shard whose frames another recipe drew is refused, not mixed in.
+
+A corner refiner's recipe (`corners-refine`, session 18) has a `canvas`: each rendered frame
+gives `views` canvases (`corner_net.Canvas.view`) of the board guessed at its true corners
+moved at random (`guessed_quads`: each corner off by a normal spread of 0.05, 0.12 or 0.25
+square; one guess in five a whole square off along a side, one in ten scaled 0.8-1.2), the
+truth being the true corners in the canvas.
 """
 
 from __future__ import annotations
@@ -24,14 +30,16 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from referee.vision.corner_net import shrink
+from referee.vision.corner_net import Canvas, shrink
+from referee.vision.pose import board_corners
 
 FIRST_SEED = 5_000_000  # far from the finder's development and held-out sets (20000-260000)
 SHARD = 200
 
 HAND_THIRD = "seed % 3 == 0"  # session 15's rule (`corners`)
 HAND_HALF = "np.random.default_rng([seed, 7]).random() < 0.5"  # session 16's (`corners-big`)
-HAND_RULES = (HAND_THIRD, HAND_HALF)
+HAND_SIXTY = "np.random.default_rng([seed, 99]).random() < 0.6"  # session 18's (`corners-refine`)
+HAND_RULES = (HAND_THIRD, HAND_HALF, HAND_SIXTY)
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,9 @@ class CornerRecipe:
     steps: int
     boards: tuple[str, ...] | None = None  # the card's `boards` (CornerNet.trained_on); None: no list
     use: str | None = None  # the card's `use`
+    first_seed: int = FIRST_SEED
+    canvas: Canvas | None = None  # a refiner's: its views, `views` a frame
+    views: int = 1
 
     @property
     def command(self) -> str:
@@ -63,6 +74,11 @@ RECIPES: Mapping[str, CornerRecipe] = MappingProxyType({
                "flipflop-3x3", "flipflop-5x5", "flipflop-3x3", "tensei-5x5"),
         hand=HAND_HALF, frames=8000, steps=7000, boards=("5x5", "5x6"),
         use="localise.find_board on 5x5 and 5x6 boards (corner_net_big); 3x3 boards use models/corners.onnx"),
+    "corners-refine": CornerRecipe(
+        model="corners-refine", games=("flipflop-3x3",), hand=HAND_SIXTY, frames=3400, steps=4000,
+        boards=("3x3",), first_seed=6_000_000, canvas=Canvas(3, 3, square_px=32, margin=1.0), views=3,
+        use="localise.find_board on 3x3 boards (corner_refiner): the board's corners from the corner "
+            "network's guess, read again in a view rectified by it"),
 })
 
 
@@ -79,6 +95,8 @@ def has_hand(seed: int, rule: str) -> bool:
         return seed % 3 == 0
     if rule == HAND_HALF:  # drawn apart from the game, which follows the seed in turn
         return bool(np.random.default_rng([seed, 7]).random() < 0.5)
+    if rule == HAND_SIXTY:  # the first draw of the generator that then moves the guesses
+        return bool(_view_generator(seed).random() < 0.6)
     raise ValueError(f"no hand rule {rule!r} (one of: {', '.join(HAND_RULES)})")
 
 
@@ -89,10 +107,60 @@ class PlannedFrame:
     hand: bool
 
 
-def frame_plan(games: Sequence[str], hand: str, start: int, stop: int) -> list[PlannedFrame]:
+def frame_plan(games: Sequence[str], hand: str, start: int, stop: int,
+               first_seed: int = FIRST_SEED) -> list[PlannedFrame]:
     """Frames `start` to `stop - 1` of a render: seed, game and hand of each."""
-    return [PlannedFrame(FIRST_SEED + i, games[i % len(games)], has_hand(FIRST_SEED + i, hand))
+    return [PlannedFrame(first_seed + i, games[i % len(games)], has_hand(first_seed + i, hand))
             for i in range(start, stop)]
+
+
+def _view_generator(seed: int) -> np.random.Generator:
+    return np.random.default_rng([seed, 99])
+
+
+def guessed_quads(rng: np.random.Generator, truth: NDArray[np.floating], canvas: Canvas,
+                  count: int) -> list[NDArray[np.float64]]:
+    """`count` guesses of a board whose corners lie at `truth` (frame pixels, in turn round
+    the board): each true corner moved in the board's plane (a normal spread of 0.05, 0.12
+    or 0.25 square), one guess in five a whole square off along a side, one in ten scaled
+    0.8-1.2 about its middle; each begun at a random corner (the canvas's turn)."""
+    corners = board_corners(canvas.files, canvas.ranks)
+    to_frame = cv2.getPerspectiveTransform(corners.astype(np.float32), np.asarray(truth, np.float32))
+    out = []
+    for _ in range(count):
+        spread = rng.choice([0.05, 0.12, 0.25])
+        moved = corners + rng.normal(0, spread, corners.shape)
+        draw = rng.random()
+        if draw < 0.2:
+            axis = int(rng.integers(2))
+            moved[:, axis] += rng.choice([-1.0, 1.0])
+        elif draw < 0.3:
+            middle = moved.mean(axis=0)
+            moved = middle + (moved - middle) * rng.uniform(0.8, 1.2)
+        quad = cv2.perspectiveTransform(moved[None], to_frame.astype(np.float64))[0]
+        out.append(np.roll(quad, int(rng.integers(4)), axis=0))
+    return out
+
+
+def _render_views(args: tuple[int, str, Canvas, int]
+                  ) -> tuple[list[NDArray[np.uint8]], list[NDArray[np.float32]], bool]:
+    """A refiner's training views of one rendered frame, and whether a hand is over it."""
+    from referee.stills import render_still
+
+    seed, game, canvas, views = args
+    rng = _view_generator(seed)
+    hand = bool(rng.random() < 0.6)  # HAND_SIXTY's draw; the guesses follow from here
+    rendered = render_still(seed, game, hand=hand, distortion=0.0)
+    hull = cv2.convexHull(rendered.corners.astype(np.float32), clockwise=False).reshape(-1, 2)
+    if len(hull) != 4:  # a board seen edge-on: no guesses to read
+        return [], [], hand
+    truth = hull.astype(np.float64)
+    images, corners = [], []
+    for quad in guessed_quads(rng, truth, canvas, views):
+        image, to_canvas = canvas.view(rendered.frame, quad)
+        images.append(image)
+        corners.append(cv2.perspectiveTransform(truth[None], to_canvas)[0].astype(np.float32))
+    return images, corners, hand
 
 
 def _render_one(args: tuple[int, str, bool, int, int]) -> tuple[NDArray[np.uint8], NDArray[np.float32], str]:
@@ -138,6 +206,46 @@ def render_shards(folder: Path, count: int, games: Sequence[str], *, width: int,
         if pool is not None:
             pool.close()
             pool.join()
+
+
+def render_view_shards(folder: Path, recipe: CornerRecipe, count: int, *, jobs: int = 2,
+                       shard: int = SHARD, progress: Callable[[str], None] = print) -> None:
+    """A refiner's training views (`recipe.canvas`): `count` frames rendered, `recipe.views`
+    views of each, in shards of `shard` frames' views in `folder` (kept if they hold the
+    frames planned for them, as `render_shards` keeps its own; `seeds` names each view's)."""
+    assert recipe.canvas is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker) if jobs > 1 else None
+    try:
+        for start in range(0, count, shard):
+            path = folder / f"{start:07d}.npz"
+            plan = frame_plan(recipe.games, recipe.hand, start, min(start + shard, count), recipe.first_seed)
+            if path.exists():
+                _check_view_shard(path, plan)
+                continue
+            tasks = [(f.seed, f.game, recipe.canvas, recipe.views) for f in plan]
+            rows = pool.map(_render_views, tasks, chunksize=4) if pool else [_render_views(t) for t in tasks]
+            seeds = [f.seed for f, row in zip(plan, rows, strict=True) for _ in row[0]]
+            partial = path.with_suffix(".part.npz")
+            np.savez(partial, images=np.stack([image for row in rows for image in row[0]]),
+                     corners=np.stack([c for row in rows for c in row[1]]),
+                     games=np.array([f.game for f, row in zip(plan, rows, strict=True) for _ in row[0]]),
+                     hands=np.array([row[2] for row in rows for _ in row[0]]), seeds=np.array(seeds))
+            partial.rename(path)
+            progress(f"{path.name}: frames {start}-{start + len(rows) - 1}, {len(seeds)} views")
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+
+
+def _check_view_shard(path: Path, plan: Sequence[PlannedFrame]) -> None:
+    with np.load(path) as shard:
+        seeds = {int(s) for s in shard["seeds"]} if "seeds" in shard.files else None
+        games = {str(g) for g in shard["games"]}
+    if games - {f.game for f in plan} or (seeds is not None and seeds - {f.seed for f in plan}):
+        raise ValueError(f"{path}: rendered by another recipe (games {', '.join(sorted(games))}); "
+                         "render into another folder")
 
 
 def _check_shard(path: Path, plan: Sequence[PlannedFrame]) -> None:

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from referee.errors import ModelError
 from referee.vision.classifier import _open_session, check_sha256, read_model_card
+from referee.vision.pose import board_corners
 
 CARD_FORMAT = 1
 INPUT_NAME = "frame"
@@ -74,6 +75,67 @@ def decode(maps: NDArray[np.float32], min_heat: float = MIN_HEAT) -> CornerGuess
                        heat[pick_v, pick_u].astype(np.float64), fifth)
 
 
+@dataclass(frozen=True)
+class Canvas:
+    """The view a corner refiner reads: the frame warped so that a board guessed at a
+    quadrilateral lies `square_px` pixels a square with `margin` squares round it. Where the
+    guess is off, the board's true corners lie off the canvas's grid corners, within the
+    margin; the refiner finds them. Training views (`corner_data`) and run-time views are
+    cut by `view`."""
+
+    files: int
+    ranks: int
+    square_px: int
+    margin: float
+
+    @property
+    def width(self) -> int:
+        return round((self.files + 2 * self.margin) * self.square_px)
+
+    @property
+    def height(self) -> int:
+        return round((self.ranks + 2 * self.margin) * self.square_px)
+
+    def homography(self, quad: NDArray[np.floating]) -> NDArray[np.float64]:
+        """Frame pixels to canvas pixels, for a board guessed at `quad`: its corners (0, 0),
+        (files, 0), (files, ranks), (0, ranks) in turn, in frame pixels."""
+        corners = board_corners(self.files, self.ranks).astype(np.float32)
+        guess = cv2.getPerspectiveTransform(corners, np.asarray(quad, np.float32)).astype(np.float64)
+        px, shift = float(self.square_px), self.margin * self.square_px
+        scale = np.array([[px, 0.0, shift], [0.0, px, shift], [0.0, 0.0, 1.0]])
+        return np.asarray(scale @ np.linalg.inv(guess), np.float64)
+
+    def view(self, frame_bgr: NDArray[np.uint8], quad: NDArray[np.floating]
+             ) -> tuple[NDArray[np.uint8], NDArray[np.float64]]:
+        """The canvas of a board guessed at `quad`, and the frame-to-canvas homography."""
+        to_canvas = self.homography(quad)
+        image = cv2.warpPerspective(frame_bgr, to_canvas, (self.width, self.height),
+                                    flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        return np.asarray(image, np.uint8), to_canvas
+
+    def as_dict(self) -> dict[str, float]:
+        return {"files": self.files, "ranks": self.ranks, "square_px": self.square_px,
+                "margin": self.margin}
+
+
+def decode_in_turn(maps: NDArray[np.float32], canvas: Canvas) -> CornerGuess:
+    """A refiner's four corners in canvas pixels, in the guess's order: the strongest heat
+    in each quarter of the canvas (the guess's corner k lies in quarter k, and the true one
+    within the margin of it), with its offset."""
+    heat = np.asarray(maps[0], np.float32)
+    rows, cols = heat.shape
+    points, heats = [], []
+    for x, y in board_corners(canvas.files, canvas.ranks):
+        v0 = 0 if y == 0 else rows // 2
+        u0 = 0 if x == 0 else cols // 2
+        quarter = heat[v0:v0 + rows // 2, u0:u0 + cols // 2]
+        dv, du = np.unravel_index(int(np.argmax(quarter)), quarter.shape)
+        v, u = v0 + int(dv), u0 + int(du)
+        points.append(((u + maps[1, v, u]) * STRIDE - 0.5, (v + maps[2, v, u]) * STRIDE - 0.5))
+        heats.append(float(heat[v, u]))
+    return CornerGuess(np.array(points, np.float64), np.array(heats, np.float64), 0.0)
+
+
 def open_plain(onnx_path: Path, threads: int = 1) -> Any:
     """An onnxruntime session on a model file without its card: a training run's own
     checkpoints, measured before their card is written."""
@@ -89,6 +151,7 @@ class CornerNet:
         self._session = session
         self.width = int(card["input"]["width"])
         self.height = int(card["input"]["height"])
+        self.canvas = Canvas(**card["canvas"]) if "canvas" in card else None
 
     @classmethod
     def load(cls, name_or_path: str | Path = "corners", *, threads: int = 1) -> CornerNet:
@@ -126,6 +189,20 @@ class CornerNet:
         points = found.points * scale  # as `corner_data` shrinks the truth
         return CornerGuess(points, found.heat, found.fifth)
 
+    def refine(self, frame_bgr: NDArray[np.uint8], quad: NDArray[np.floating]) -> CornerGuess:
+        """A refiner's (a card with a `canvas`) corners of the board guessed at `quad` (frame
+        pixels, corners (0, 0), (files, 0), (files, ranks), (0, ranks) in turn): in frame
+        pixels, in the same order, with the heat of each."""
+        if self.canvas is None:
+            raise ModelError(f"{self.path}: not a corner refiner (its card has no canvas)")
+        if frame_bgr.ndim == 2:
+            frame_bgr = np.asarray(cv2.cvtColor(frame_bgr, cv2.COLOR_GRAY2BGR), np.uint8)
+        image, to_canvas = self.canvas.view(frame_bgr, quad)
+        (maps,) = self._session.run(None, {INPUT_NAME: network_input(image)[None]})
+        found = decode_in_turn(maps[0], self.canvas)
+        back = cv2.perspectiveTransform(found.points[None], np.linalg.inv(to_canvas))[0]
+        return CornerGuess(np.asarray(back, np.float64), found.heat, found.fifth)
+
 
 def _check_card(card: Any, where: Path) -> None:
     try:
@@ -143,6 +220,12 @@ def _check_card(card: Any, where: Path) -> None:
                 isinstance(b, str) and len(b.split("x")) == 2 and all(p.isdigit() for p in b.split("x"))
                 for b in boards)):
             raise ValueError("boards is not a list of board sizes (\"5x6\")")
+        canvas = card.get("canvas")
+        if canvas is not None:
+            shape = Canvas(int(canvas["files"]), int(canvas["ranks"]), int(canvas["square_px"]),
+                           float(canvas["margin"]))
+            if (shape.width, shape.height) != (int(inp["width"]), int(inp["height"])):
+                raise ValueError("the canvas's size is not the input's")
         sha = str(onnx["sha256"])
         if len(sha) != 64:
             raise ValueError("onnx.sha256 is not a sha256 hex digest")

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.vision.classifier import sha256_of
-from referee.vision.corner_data import FIRST_SEED, RECIPES, SHARD, CornerFrames, CornerRecipe, load_shards
+from referee.vision.corner_data import RECIPES, SHARD, CornerFrames, CornerRecipe, load_shards
 from referee.vision.corner_net import (
     CARD_FORMAT,
     INPUT_NAME,
@@ -251,6 +251,8 @@ def _write_card(onnx_path: Path, config: CornerTrainConfig, recipe: CornerRecipe
         card["boards"] = list(recipe.boards)
     if recipe.use is not None:
         card["use"] = recipe.use
+    if recipe.canvas is not None:
+        card["canvas"] = recipe.canvas.as_dict()
     card |= {
         "input": {"width": config.width, "height": config.height, "channel_order": "BGR",
                   "layout": "NCHW", "dtype": "float32",
@@ -260,11 +262,17 @@ def _write_card(onnx_path: Path, config: CornerTrainConfig, recipe: CornerRecipe
         "seed": config.seed,
         "rebuild": recipe.command,
         "recipe": {**asdict(config), "channels": list(config.channels), "training_frames": frames,
-                   "model": recipe.model, "frames": {"first_seed": FIRST_SEED, "games": list(recipe.games),
-                                                     "hand": recipe.hand}},
+                   "model": recipe.model, "frames": _frames_of(recipe)},
         "metrics": {"validation": metrics},
     }
     onnx_path.with_suffix(".json").write_text(json.dumps(card, indent=2) + "\n")
+
+
+def _frames_of(recipe: CornerRecipe) -> dict[str, Any]:
+    """What the card says of a recipe's training frames (a refiner's: also its views a frame)."""
+    frames: dict[str, Any] = {"first_seed": recipe.first_seed, "games": list(recipe.games),
+                              "hand": recipe.hand}
+    return frames | ({"views": recipe.views} if recipe.canvas is not None else {})
 
 
 def _validate(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],

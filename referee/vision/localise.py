@@ -50,7 +50,7 @@ from referee.vision.gridfit import (
     normaliser,
 )
 from referee.vision.outline import edge_centred, margin_grids, outline_quads, ring_agreement
-from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners
+from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners, corner_error
 from referee.vision.profiles import (
     ProfileSupport,
     checker_steps,
@@ -605,7 +605,17 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
             if isinstance(searched, NoBoardError):
                 raise searched
             return searched
-        return _with_corner_net(frame_bgr, searched, _net_fit(frame_bgr, files, ranks, s), s)
+        quad = _guessed_quad(corner_network(s.corner_net), frame_bgr)
+        try:
+            chosen: BoardPose | NoBoardError = _with_corner_net(
+                frame_bgr, searched, _net_fit(frame_bgr, quad, files, ranks, s), s)
+        except NoBoardError as exc:
+            chosen = exc
+        if not s.corner_refiner:
+            if isinstance(chosen, NoBoardError):
+                raise chosen
+            return chosen
+        return _with_refiner(chosen, _refined(frame_bgr, quad, files, ranks, s), s)
 
 
 def _searched_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
@@ -627,12 +637,12 @@ def corner_network(name: str) -> CornerNet:
     return CornerNet.load(name)
 
 
-def _net_fit(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose | None:
-    """The grid the corner network (`corner_net`) puts the board's outer corners at, fitted
-    from there as the line search's first grid is (`_best_reached`: nudged starts, the fit
-    whose inner lines best meet its outer ones), polished and centred; None where the
-    network sees no four corners or the fit meets too few line ends."""
-    quad = _guessed_quad(corner_network(s.corner_net), frame_bgr)
+def _net_fit(frame_bgr: NDArray[np.uint8], quad: NDArray[np.float32] | None, files: int, ranks: int,
+             s: LocaliseSettings) -> BoardPose | None:
+    """The grid the corner network (`corner_net`) puts the board's outer corners at (`quad`,
+    `_guessed_quad`), fitted from there as the line search's first grid is (`_best_reached`:
+    nudged starts, the fit whose inner lines best meet its outer ones), polished and
+    centred; None where the network saw no four corners or the fit meets too few line ends."""
     if quad is None:
         return None
     h = cv2.getPerspectiveTransform(board_corners(files, ranks).astype(np.float32), quad).astype(np.float64)
@@ -683,6 +693,44 @@ def _with_corner_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoard
     so; asking the network's grid to meet its line ends as well as the search's too (the
     first rule tried), 324."""
     return _with_net(frame_bgr, searched, net, s, lambda colour, pose: _confirmed(colour, pose, s))
+
+
+def _refined(frame_bgr: NDArray[np.uint8], quad: NDArray[np.float32] | None, files: int, ranks: int,
+             s: LocaliseSettings) -> BoardPose | None:
+    """The board's corners as the refiner (`corner_refiner`) reads them in views rectified
+    by the corner network's guess (`quad`), each round from the last one's corners; None
+    where the network saw no four corners, or a corner's heat at the last round is under
+    `corner_refiner_heat`. A network's grid, not fitted to the lines: where the line fits
+    have failed it, under a hand or a square off, the refiner has read the board whole."""
+    refiner = corner_network(s.corner_refiner)
+    if quad is None or not refiner.trained_on(files, ranks):
+        return None
+    corners: NDArray[np.floating] = quad
+    for _ in range(s.corner_refiner_rounds):
+        guess = refiner.refine(frame_bgr, corners)
+        corners = guess.points
+    if guess.heat.min() < s.corner_refiner_heat:
+        return None
+    grid = board_corners(files, ranks).astype(np.float32)
+    h = cv2.getPerspectiveTransform(grid, corners.astype(np.float32))
+    return canonical(h.astype(np.float64), files, ranks)
+
+
+def _with_refiner(chosen: BoardPose | NoBoardError, refined: BoardPose | None,
+                  s: LocaliseSettings) -> BoardPose:
+    """A 3x3 board's answer (`_with_corner_net`'s grid, or its refusal) or the refiner's
+    corners (`_refined`): the refiner's where the finder refused, or where one of its corners
+    lies `corner_refiner_apart` of the diagonal or more from the answer's (the line fits
+    have then locked onto a hand's edge or the board's border a square off). Read off the
+    development frames ("Session 18" in benchmarks/localise_accuracy.md)."""
+    if refined is None:
+        if isinstance(chosen, NoBoardError):
+            raise chosen
+        return chosen
+    if isinstance(chosen, NoBoardError):
+        return refined
+    apart = corner_error(refined, chosen.corners_array) / chosen.diagonal
+    return refined if apart >= s.corner_refiner_apart else chosen
 
 
 def _net_fit_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int,

@@ -38,6 +38,8 @@ from referee.renders import (
     render_squares,
 )
 from referee.vision.classifier import Classifier
+from referee.vision.crops import grid_crops
+from referee.vision.monomino import MONOMINO_MODEL, second_opinion
 from referee.vision.seams import APART, JOINED, seam_pairs, seams_given_squares
 from referee.vision.second_look import SecondLook, read_squares
 
@@ -88,6 +90,9 @@ class RenderReport:
     models: tuple[ModelReport, ...]  # the first look
     boards_without_error: int  # every model right on every crop of the frame
     looks: tuple[LookReport, ...] = ()  # with a second look: as the referee reads
+    # models asked about some squares only (tiles: the monomino model), each alone on the
+    # squares it answers for, at the first look; not part of a board's read
+    helpers: tuple[ModelReport, ...] = ()
 
     @property
     def board_share(self) -> float:
@@ -150,14 +155,19 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
                      pieces_reader: PiecesReader | None = None) -> RenderReport:
     """Read `frames` held-out renders of `pieces` with `classifiers` (model name ->
     classifier: the piece set's own, and for tiles also `tiles-seam`); with `look`, also as
-    the referee reads them (the squares after that second look, tiles' seams given them),
-    and with `pieces_reader` too, tiles then read as whole pieces."""
+    the referee reads them (the squares after that second look, tiles' squares in doubt
+    between bare and a monomino asked of the monomino model where it is among `classifiers`,
+    tiles' seams given the squares), and with `pieces_reader` too, tiles then read as whole
+    pieces. The monomino model is also measured alone, on the squares it answers for
+    (`RenderReport.helpers`)."""
     if frames < 1:
         raise ModelError("frames must be 1 or more")
-    first = _Tally(classifiers)
+    readers = {m: c for m, c in classifiers.items() if m != MONOMINO_MODEL}
+    helpers = {m: c for m, c in classifiers.items() if m == MONOMINO_MODEL}
+    first, alone = _Tally(readers), _Tally(helpers)
     seconds = dict.fromkeys(classifiers, 0.0)
     names = _look_names(classifiers, look, pieces_reader)
-    looks = {name: _Tally(classifiers) for name in names}
+    looks = {name: _Tally(readers) for name in names}
     looking = 0.0  # the second look's own time, beyond the first look's
     for seed in range(first_seed, first_seed + frames):
         frame = render_squares(pieces, seed, hands=0.0, style=style)
@@ -172,7 +182,8 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
             probabilities[model] = classifier.predict(cut[model])
             seconds[model] += (time.perf_counter() - started
                                + cutting * len(cut[model]) / total)
-        first.add(frame, {m: p.argmax(axis=1) for m, p in probabilities.items()})
+        first.add(frame, {m: probabilities[m].argmax(axis=1) for m in readers})
+        alone.add(frame, {m: probabilities[m].argmax(axis=1) for m in helpers})
         if look is not None:
             started = time.perf_counter()
             reads = _as_the_referee_reads(frame, pieces, classifiers, probabilities, look,
@@ -184,7 +195,7 @@ def evaluate_renders(pieces: str, classifiers: dict[str, Classifier], *, frames:
     looked = {m: t + (looking if m == pieces else 0.0) for m, t in seconds.items()}
     return RenderReport(pieces, frames, first_seed, style, first.reports(seconds), first.whole,
                         tuple(LookReport(name, tally.reports(looked), tally.whole)
-                              for name, tally in looks.items()))
+                              for name, tally in looks.items()), alone.reports(seconds))
 
 
 def _look_names(classifiers: dict[str, Classifier], look: SecondLook | None,
@@ -202,13 +213,19 @@ def _as_the_referee_reads(frame: LabelledFrame, pieces: str, classifiers: dict[s
                           ) -> dict[str, dict[str, NDArray[np.int64]]]:
     """Each way of reading's labels for the frame's samples (by look name), read as the
     pipeline reads a board: all squares at once, then a second look
-    (`second_look.read_squares`); tiles' seams (`first`: the seam model's probabilities) as
+    (`second_look.read_squares`), tiles' squares in doubt between bare and a monomino asked
+    again (`monomino.second_opinion`); tiles' seams (`first`: the seam model's probabilities) as
     read, then given the squares' reads (`seams.seams_given_squares`), then squares and seams
     as whole pieces (`pieces_reader`, the whole board in view)."""
     if frame.quads is None or frame.kept is None:
         raise ModelError("a second look needs the frame's square quads")
     main = classifiers[pieces]
-    _, squares = read_squares(main, frame.image, frame.quads, frame.truth.files, look)
+    crops, squares = read_squares(main, frame.image, frame.quads, frame.truth.files, look)
+    if MONOMINO_MODEL in classifiers:
+        specialist = classifiers[MONOMINO_MODEL]
+        if specialist.card.crop != main.card.crop:
+            crops = grid_crops(frame.image, list(frame.quads), frame.truth.files, specialist.card.crop)
+        squares = second_opinion(specialist, crops, squares, main.labels, look)
     kept_squares = list(frame.kept[pieces])
     read = {pieces: np.asarray(squares[kept_squares].argmax(axis=1), np.int64)}
     if SEAM_MODEL not in classifiers:
@@ -231,8 +248,8 @@ def _as_the_referee_reads(frame: LabelledFrame, pieces: str, classifiers: dict[s
 
 
 def models_of(pieces: str) -> tuple[str, ...]:
-    """The models a piece set is read with."""
-    return (pieces, SEAM_MODEL) if pieces == "tiles" else (pieces,)
+    """The models a piece set is read with (and trains), its main model first."""
+    return (pieces, SEAM_MODEL, MONOMINO_MODEL) if pieces == "tiles" else (pieces,)
 
 
 def format_render_report(report: RenderReport) -> str:
@@ -261,6 +278,10 @@ def format_render_report(report: RenderReport) -> str:
     for look in report.looks[-1:]:
         for model in look.models:
             lines += ["", *_confusion(model, f", {look.name}")]
+    for model in report.helpers:
+        lines += ["", f"`{model.model}` ({model.sha256[:12]}) alone, on the squares it is asked "
+                  f"about: **{model.wrong / max(model.crops, 1):.3%}** wrong ({model.wrong}/"
+                  f"{model.crops})", "", *_confusion(model, " alone")]
     return "\n".join(lines)
 
 

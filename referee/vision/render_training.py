@@ -30,6 +30,7 @@ from referee.vision.augment import Augment, augmented_crop
 from referee.vision.classifier import ModelCard, sha256_of
 from referee.vision.crops import CropSpec
 from referee.vision.datasets import Sample, crop_samples, fixed_crops, read_image, split_groups
+from referee.vision.monomino import MONOMINO_MODEL, monomino_label
 from referee.vision.training import (
     INPUT_NAME,
     MEAN,
@@ -128,6 +129,13 @@ RECIPES: dict[str, RenderRecipe] = {
                           augment_mild=_SNUG_MILD),
     SEAM_MODEL: RenderRecipe(SEAM_MODEL, RENDER_SETS["tiles"].height, size=40, margin=0.0,
                              steps=3000),
+    # Bare square or monomino (the tiles model's commonest doubt), on the tiles model's own
+    # crops (64x64, margin 0.3: the pipeline cuts them once for both), relabelled. No stride
+    # at the first layer: the cue is a piece's edge a pixel or two wide.
+    MONOMINO_MODEL: RenderRecipe(MONOMINO_MODEL, RENDER_SETS["tiles"].height, size=64, margin=0.3,
+                                 arch="c16,p,c24,c32,p,c48,c48,p,c64", steps=6000,
+                                 eval_every=1000, augment=_SNUG, augment_mild=_SNUG_MILD,
+                                 p_hard=0.3),
 }
 
 
@@ -137,6 +145,27 @@ class RenderTrainResult:
     onnx_path: Path
     val_accuracy: float
     seconds: float
+
+
+def crop_folder_of(crops_dir: str | Path, model: str) -> Path:
+    """Where `model`'s training crops lie in a crops folder: its own subfolder, or for
+    the monomino model the tiles model's (it trains on their squares, relabelled)."""
+    return Path(crops_dir) / ("tiles" if model == MONOMINO_MODEL else model)
+
+
+def load_model_crops(folder: Path, model: str, margin: float) -> list[Sample]:
+    """`model`'s labelled crops in `folder`: as they are, or for the monomino model the
+    tiles crops of bare squares and monominoes, relabelled (`monomino.monomino_label`)."""
+    if model != MONOMINO_MODEL:
+        return load_crop_folder(folder, model_labels(model), margin)
+    tiles = model_labels("tiles")
+    index = {name: model_labels(MONOMINO_MODEL).index(name) for name in model_labels(MONOMINO_MODEL)}
+    out = []
+    for sample in load_crop_folder(folder, tiles, margin):
+        label = monomino_label(tiles[sample.label])
+        if label is not None:
+            out.append(dataclasses.replace(sample, label=index[label]))
+    return out
 
 
 def load_crop_folder(folder: Path, labels: tuple[str, ...], margin: float) -> list[Sample]:
@@ -213,9 +242,9 @@ def train_render_model(
     say = progress or log.info
     started = time.perf_counter()
     rng = seeded(recipe.seed, recipe.threads)
-    folder = Path(crops_dir) / model
+    folder = crop_folder_of(crops_dir, model)
     margin = _folder_margin(folder)
-    fit, val = _split_by_frame(load_crop_folder(folder, recipe.labels, margin), recipe)
+    fit, val = _split_by_frame(load_model_crops(folder, model, margin), recipe)
     fit_frames = len({s.group for s in fit})
     hard_fit, hard_val = _hard_split(hard, recipe)
     val_sets = np.array([0] * len(val) + [1] * len(hard_val), np.int64)  # plain, hard
@@ -260,7 +289,7 @@ def _hard_split(folders: Sequence[str | Path], recipe: RenderRecipe
                 ) -> tuple[list[Sample], list[Sample]]:
     """The hard examples of `folders`, split by frame into training and validation."""
     samples = [s for folder in folders
-               for s in load_crop_folder(Path(folder), recipe.labels, _folder_margin(Path(folder)))]
+               for s in load_model_crops(Path(folder), recipe.model, _folder_margin(Path(folder)))]
     return _split_by_frame(samples, recipe) if samples else ([], [])
 
 

@@ -23,6 +23,9 @@ class SecondLook:
     below: float = 3.0  # nats: squares whose best label leads by less are looked at again
     scales: tuple[float, ...] = (0.9, 0.95)  # tighter crops, as a share of the first
     shift: float = 0.04  # shifted crops, four ways, by this share of a square
+    # tiles: the monomino model's share of the log-odds of a square in doubt between bare
+    # and a monomino (`vision.monomino`; 0: not asked)
+    monomino_weight: float = 0.35
 
 
 def lead(probabilities: np.ndarray) -> np.ndarray:

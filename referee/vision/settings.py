@@ -83,6 +83,10 @@ class LocaliseSettings:
     corner_net_apart: float = 0.05
     corner_net_big: str = "corners-big"
     corner_net_big_ends: float = 0.5
+    corner_refiner: str = "corners-refine"
+    corner_refiner_rounds: int = 3
+    corner_refiner_heat: float = 0.85
+    corner_refiner_apart: float = 0.02
     edge_centre_rise: float = 0.1
     edge_centre_window: float = 0.05
     edge_centre_stretches: int = 3
@@ -131,7 +135,11 @@ class LocaliseSettings:
         if not 0 < self.corner_net_reach <= 1 or not 0 <= self.corner_net_apart <= 1:
             raise VisionSettingsError("[localise] corner_net_reach must lie above 0 and at most 1, "
                                       "corner_net_apart between 0 and 1 (squares)")
-        for name in ("corner_net", "corner_net_big"):
+        if (self.corner_refiner_rounds < 1 or not 0 < self.corner_refiner_heat <= 1
+                or not 0 < self.corner_refiner_apart <= 1):
+            raise VisionSettingsError("[localise] corner_refiner_rounds must be at least 1, "
+                                      "corner_refiner_heat and corner_refiner_apart above 0 and at most 1")
+        for name in ("corner_net", "corner_net_big", "corner_refiner"):
             model = getattr(self, name)
             bare = model.replace("-", "").replace("_", "") if isinstance(model, str) else None
             if bare is None or (model and not bare.isalnum()):

@@ -263,7 +263,7 @@ def record_held_out(pieces: str, out_dir: Path, frames: int,
 
     loaded = render_classifiers(pieces, str(out_dir / f"{pieces}.onnx"))
     report = evaluate_renders(pieces, loaded, frames=frames)
-    for model in report.models:
+    for model in (*report.models, *report.helpers):
         classifier = loaded[model.model]
         metrics = dict(classifier.card.metrics)
         metrics["rendered_held_out"] = model.as_dict() | {
@@ -300,12 +300,15 @@ def quantize_pieces(pieces: str, *, model: str | None = None, frames: int = 30,
     """Quantise a piece set's trained float models to int8 (vision/quantize.py) and measure
     them again as training does, into their cards: dice on the real test split, the others
     on held-out renders."""
+    from referee.vision.monomino import MONOMINO_MODEL
     from referee.vision.quantize import quantize_model
     from referee.vision.render_eval import models_of
 
     first = resolve_model(model or pieces)[0]
+    # the monomino model reads a few squares a board and stays float
     names = (first,) if pieces == "dice" else tuple(first.parent / f"{name}.onnx"
-                                                    for name in models_of(pieces))
+                                                    for name in models_of(pieces)
+                                                    if name != MONOMINO_MODEL)
     for path in names:
         if pieces != "dice" and path != first and Classifier.load(path).card.quantization:
             progress(f"{path}: already int8, kept (a set's model not retrained: train --only)")
@@ -368,11 +371,12 @@ def train_corners_model(*, model: str = "corners", frames: int | None = None, st
                         seed: int | None = None, data: str | None = None, out: str | None = None,
                         jobs: int = 2, progress: Callable[[str], None] = print) -> Path:
     """Rebuild a committed board-corner network from its recipe (`corner_data.RECIPES`:
-    `corners` or `corners-big`): render its `frames` training frames (default the recipe's;
+    `corners`, `corners-big` or the refiner `corners-refine`): render its `frames` training
+    frames (a refiner: its views of them; default the recipe's;
     those not already in `data`, by default `$REFEREE_RENDER_CROPS/<model>`), train on them
     (`steps`, default the recipe's) and write `<model>.onnx` and its card into `out` (default:
     the models folder)."""
-    from referee.vision.corner_data import RECIPES, render_shards
+    from referee.vision.corner_data import RECIPES, render_shards, render_view_shards
     from referee.vision.corner_training import CornerTrainConfig, train_corners
 
     recipe = RECIPES.get(model)
@@ -382,12 +386,17 @@ def train_corners_model(*, model: str = "corners", frames: int | None = None, st
     if frames < 400:
         raise ModelError("--frames: at least 400 (the first 100 are held out for choosing the checkpoint)")
     config = CornerTrainConfig(steps=recipe.steps)
+    if recipe.canvas is not None:  # a refiner reads its canvas whole
+        config = dataclasses.replace(config, width=recipe.canvas.width, height=recipe.canvas.height)
     config = dataclasses.replace(config, steps=config.steps if steps is None else steps,
                                  seed=config.seed if seed is None else seed)
     folder = Path(data) if data else render_crops_dir() / recipe.model
     try:
-        render_shards(folder, frames, recipe.games, width=config.width, height=config.height,
-                      hand=recipe.hand, jobs=jobs, progress=progress)
+        if recipe.canvas is not None:
+            render_view_shards(folder, recipe, frames, jobs=jobs, progress=progress)
+        else:
+            render_shards(folder, frames, recipe.games, width=config.width, height=config.height,
+                          hand=recipe.hand, jobs=jobs, progress=progress)
     except ValueError as error:  # a folder of another recipe's frames
         raise ModelError(f"--data: {error}") from None
     return train_corners(folder, Path(out) if out else default_models_dir(), config, progress, recipe=recipe)

@@ -1,4 +1,4 @@
-"""The render-trained classifiers (penta, zensu, tiles, tiles-seam): each loads with its card,
+"""The render-trained classifiers (penta, zensu, tiles, tiles-seam, tiles-monomino): each loads with its card,
 a spoilt one is refused, `classify` prints JSON lines, and rendered squares of every class,
 on a board style and seeds kept out of training, are read right."""
 
@@ -31,9 +31,10 @@ from referee.synth import RenderOptions, SquareContent, render_frame
 from referee.synth.truth import Contents
 from referee.vision.classifier import Classifier, default_models_dir, sha256_of
 from referee.vision.crops import crop_squares, seam_quads
+from referee.vision.monomino import MONOMINO_LABELS
 
 MODELS = {"penta": PENTA_LABELS, "zensu": ZENSU_LABELS, "tiles": TILES_LABELS,
-          "tiles-seam": SEAM_LABELS}
+          "tiles-seam": SEAM_LABELS, "tiles-monomino": MONOMINO_LABELS}
 OPTIONS = RenderOptions(width=960, height=540, tilt=(15.0, 30.0), style="mat", hands=0.0)
 
 
@@ -119,7 +120,7 @@ def test_a_corrupt_or_mismatched_model_is_refused(name: str, tmp_path: Path) -> 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_rendered_squares_of_every_class_are_read_right(
         name: str, frames: dict[str, LabelledFrame]) -> None:
-    pieces = "tiles" if name == "tiles-seam" else name
+    pieces = "tiles" if name.startswith("tiles") else name
     samples = frames[pieces].samples[name]
     classifier = Classifier.load(name)
     crops = frame_crops(frames[pieces], {name: classifier.card.crop})[name]  # as at run time
@@ -211,8 +212,8 @@ def test_crop_folders_grow_by_the_frames_missing(tmp_path: Path) -> None:
 
 def test_one_model_trained_alone_is_measured_beside_the_committed_others(tmp_path: Path) -> None:
     """`train --only tiles --out DIR` leaves DIR with tiles alone; the held-out measure reads
-    a tiles board with both models, so the committed tiles-seam is copied in (and a model
-    already there is kept)."""
+    a tiles board with all three models, so the committed tiles-seam and tiles-monomino are
+    copied in (and a model already there is kept)."""
     from referee.vision.classifier import default_models_dir
     from referee.vision.tasks import complete_set, render_classifiers
 
@@ -221,10 +222,12 @@ def test_one_model_trained_alone_is_measured_beside_the_committed_others(tmp_pat
     said: list[str] = []
     complete_set("tiles", tmp_path, said.append)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "tiles-seam.json", "tiles-seam.onnx", "tiles.json", "tiles.onnx"]
-    assert len(said) == 2 and all("tiles-seam" in line for line in said)
+        "tiles-monomino.json", "tiles-monomino.onnx", "tiles-seam.json", "tiles-seam.onnx",
+        "tiles.json", "tiles.onnx"]
+    assert len(said) == 4 and sum("tiles-seam" in line for line in said) == 2
     loaded = render_classifiers("tiles", str(tmp_path / "tiles.onnx"))
     assert loaded["tiles-seam"].path.parent == tmp_path
+    assert loaded["tiles-monomino"].path.parent == tmp_path
 
 
 def test_the_held_out_measure_reads_squares_as_the_referee_does() -> None:
