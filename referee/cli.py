@@ -320,7 +320,8 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     )
     classify = verb("classify", _classify, "classify single square images; one JSON line each")
     classify.add_argument("--pieces", required=True,
-                          help="piece set: dice, penta, zensu, tiles (or tiles-seam: seam crops)")
+                          help="piece set: dice, penta, zensu, tiles (or tiles-seam: seam crops; "
+                          "tiles-monomino: bare square or monomino)")
     classify.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
     classify.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
                           help="average over the image turned 1, 2 or 4 ways")
@@ -346,7 +347,8 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
                        help="penta, zensu, tiles: train on the first N rendered frames, rendering "
                        "those missing from --data (default: the set's TRAIN_FRAMES)")
     train.add_argument("--only", metavar="MODEL",
-                       help="tiles: train only this model of the set (tiles or tiles-seam)")
+                       help="tiles: train only this model of the set (tiles, tiles-seam or "
+                       "tiles-monomino)")
     corners = verb("train-corners", _train_corners, "rebuild a board-corner network from its recipe "
                    "(models/corners.onnx or corners-big.onnx; needs the train extra) from rendered frames")
     corners.add_argument("--model", default="corners",
@@ -372,7 +374,8 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     quantize = verb("quantize", _quantize, "replace a trained float classifier by its int8 "
                     "version, calibrated on rendered squares (about 2x faster on one core)")
     quantize.add_argument("--pieces", required=True,
-                          help="piece set: dice, penta, zensu, tiles (with tiles-seam)")
+                          help="piece set: dice, penta, zensu, tiles (with tiles-seam and "
+                          "tiles-monomino)")
     quantize.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
     quantize.add_argument("--frames", type=int, default=30,
                           help="rendered training frames to calibrate on (default 30)")

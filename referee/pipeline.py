@@ -74,8 +74,9 @@ class BoardReader:
         self.vision = vision or default_settings()
         self.crop_spec = classifier.card.crop
         finder = self.vision.localise
-        network = finder.corner_net if small_board(files, ranks) else finder.corner_net_big
-        if network:
+        networks = ((finder.corner_net, finder.corner_refiner) if small_board(files, ranks)
+                    else (finder.corner_net_big,))
+        for network in filter(None, networks):
             corner_network(network)  # a missing model is told now, not mid-game
         # The board finder names the corners its own way, and the tracker follows that naming:
         # which corner is a1 is kept apart, as quarter turns from it.

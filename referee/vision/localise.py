@@ -630,7 +630,7 @@ def _finished_small(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSe
     return _centre_on_edge(frame_bgr, pose, s) if s.edge_centre_rise else pose
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def corner_network(name: str) -> CornerNet:
     """The corner network `models/<name>.onnx`, loaded and checked once a process (a
     `ModelError` when it is missing, corrupt or does not match its card)."""

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from referee.vision.second_look import SecondLook
 
 PIECE_SETS = ("dice", "penta", "zensu", "tiles")
-# Models read single crops; `tiles-seam` reads crops straddling the line between two squares.
-CLASSIFIABLE = (*PIECE_SETS, "tiles-seam")
+# Models read single crops; `tiles-seam` reads crops straddling the line between two squares,
+# `tiles-monomino` a Renaissance square as bare or a monomino.
+CLASSIFIABLE = (*PIECE_SETS, "tiles-seam", "tiles-monomino")
 # Models whose labels depend on how the crop is turned (a Penta-piece's state is the corner
 # that points forward, a seam crop's line runs top to bottom): no test-time turns.
 ORIENTED = ("penta", "tiles-seam")

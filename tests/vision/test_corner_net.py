@@ -151,7 +151,7 @@ def test_the_bigger_boards_network_guesses_a_rendered_5x6_board_under_a_hand() -
 def test_a_referee_on_a_bigger_board_loads_its_corner_network_at_start_up(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A missing `corners-big` model is told when the reader is made, not mid-game at the
-    first search; a 3x3 board's reader does not ask for it."""
+    first search; a 3x3 board's reader does not ask for it, but for its own two."""
     from referee.pipeline import BoardReader
     from referee.vision import localise
     from referee.vision.classifier import Classifier
@@ -165,6 +165,11 @@ def test_a_referee_on_a_bigger_board_loads_its_corner_network_at_start_up(
     try:
         with pytest.raises(ModelError, match="corners-big"):
             BoardReader(5, 6, dice)
+        with pytest.raises(ModelError, match="corners-refine"):
+            BoardReader(3, 3, dice)
+        for suffix in (".onnx", ".json"):
+            shutil.copy(COMMITTED.parent / f"corners-refine{suffix}", tmp_path / f"corners-refine{suffix}")
+        localise.corner_network.cache_clear()
         BoardReader(3, 3, dice)
     finally:
         localise.corner_network.cache_clear()
