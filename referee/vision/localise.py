@@ -591,31 +591,32 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
         if not small_board(files, ranks):
             if not s.corner_net_big:
                 return _find_big(frame_bgr, files, ranks, s)
-            try:
-                searched_big: BoardPose | NoBoardError = _find_big(frame_bgr, files, ranks, s)
-            except NoBoardError as exc:
-                searched_big = exc
+            searched_big = _outcome(lambda: _find_big(frame_bgr, files, ranks, s))
             return _with_big_net(frame_bgr, searched_big, _net_fit_big(frame_bgr, files, ranks, s), s)
-        searched: BoardPose | NoBoardError
-        try:
-            searched = _searched_small(frame_bgr, files, ranks, s)
-        except NoBoardError as exc:
-            searched = exc
+        searched = _outcome(lambda: _searched_small(frame_bgr, files, ranks, s))
         if not s.corner_net:
-            if isinstance(searched, NoBoardError):
-                raise searched
-            return searched
+            return _answer(searched)
         quad = _guessed_quad(corner_network(s.corner_net), frame_bgr)
-        try:
-            chosen: BoardPose | NoBoardError = _with_corner_net(
-                frame_bgr, searched, _net_fit(frame_bgr, quad, files, ranks, s), s)
-        except NoBoardError as exc:
-            chosen = exc
+        chosen = _outcome(lambda: _with_corner_net(
+            frame_bgr, searched, _net_fit(frame_bgr, quad, files, ranks, s), s))
         if not s.corner_refiner:
-            if isinstance(chosen, NoBoardError):
-                raise chosen
-            return chosen
+            return _answer(chosen)
         return _with_refiner(chosen, _refined(frame_bgr, quad, files, ranks, s), s)
+
+
+def _outcome(find: Callable[[], BoardPose]) -> BoardPose | NoBoardError:
+    """A step's grid, or its refusal kept as a value: a later step may still find the board."""
+    try:
+        return find()
+    except NoBoardError as exc:
+        return exc
+
+
+def _answer(found: BoardPose | NoBoardError) -> BoardPose:
+    """The grid found, or the refusal raised."""
+    if isinstance(found, NoBoardError):
+        raise found
+    return found
 
 
 def _searched_small(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
@@ -724,9 +725,7 @@ def _with_refiner(chosen: BoardPose | NoBoardError, refined: BoardPose | None,
     have then locked onto a hand's edge or the board's border a square off). Read off the
     development frames ("Session 18" in benchmarks/localise_accuracy.md)."""
     if refined is None:
-        if isinstance(chosen, NoBoardError):
-            raise chosen
-        return chosen
+        return _answer(chosen)
     if isinstance(chosen, NoBoardError):
         return refined
     apart = corner_error(refined, chosen.corners_array) / chosen.diagonal
