@@ -350,10 +350,13 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
                        help="tiles: train only this model of the set (tiles, tiles-seam or "
                        "tiles-monomino)")
     corners = verb("train-corners", _train_corners, "rebuild a board-corner network from its recipe "
-                   "(models/corners.onnx or corners-big.onnx; needs the train extra) from rendered frames")
+                   "(models/corners.onnx, corners-big.onnx or corners-refine.onnx; needs the train extra) "
+                   "from rendered frames")
     corners.add_argument("--model", default="corners",
-                         help="corners (3x3 boards; 4,000 frames, 5,000 steps) or corners-big (5x5 and 5x6 "
-                         "boards; 8,000 frames of every Rinne-family size, 7,000 steps); default corners")
+                         help="corners (3x3 boards; 4,000 frames, 5,000 steps), corners-big (5x5 and 5x6 "
+                         "boards; 8,000 frames of every Rinne-family size, 7,000 steps) or corners-refine "
+                         "(3x3 boards' refiner; 3,400 frames, three views each, 4,000 steps); "
+                         "default corners")
     corners.add_argument("--frames", type=int,
                          help="rendered frames to train on (default: the recipe's)")
     corners.add_argument("--steps", type=int, help="training steps (default: the recipe's)")

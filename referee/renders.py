@@ -31,7 +31,7 @@ from referee.vision.crops import (
     seam_quads,
 )
 from referee.vision.datasets import DICE_LABELS, Sample
-from referee.vision.monomino import MONOMINO_LABELS, MONOMINO_MODEL, monomino_label
+from referee.vision.monomino import MONOMINO_LABELS, MONOMINO_MODEL, monomino_class
 from referee.vision.pose import BoardPose
 from referee.vision.warp import top_face_quads
 
@@ -272,12 +272,12 @@ def cut_frame(pieces: str, frame: ImageBGR, truth: FrameTruth, group: str = "") 
         Sample(frame, quads[i].astype(np.float32), render_set.label(shown[names[i]]), group)
         for i in kept[pieces])}
     if pieces == "tiles":
-        covers = [(i, monomino_label(render_set.labels[s.label]))
+        covers = [(i, monomino_class(render_set.labels[s.label]))
                   for i, s in zip(kept[pieces], samples[pieces], strict=True)]
-        kept[MONOMINO_MODEL] = tuple(i for i, cover in covers if cover is not None)
-        samples[MONOMINO_MODEL] = tuple(
-            Sample(frame, quads[i].astype(np.float32), MONOMINO_LABELS.index(cover), group)
-            for i, cover in covers if cover is not None)
+        covered_squares = [(i, cover) for i, cover in covers if cover is not None]
+        kept[MONOMINO_MODEL] = tuple(i for i, _ in covered_squares)
+        samples[MONOMINO_MODEL] = tuple(Sample(frame, quads[i].astype(np.float32), cover, group)
+                                        for i, cover in covered_squares)
         seams = seam_samples(truth, quads)
         kept[SEAM_MODEL] = tuple(i for i, ((a, b), _, _) in enumerate(seams)
                                  if not {a, b} & covered)

@@ -21,10 +21,12 @@ truth being the true corners in the canvas.
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import cv2
 import numpy as np
@@ -125,7 +127,8 @@ def guessed_quads(rng: np.random.Generator, truth: NDArray[np.floating], canvas:
     or 0.25 square), one guess in five a whole square off along a side, one in ten scaled
     0.8-1.2 about its middle; each begun at a random corner (the canvas's turn)."""
     corners = board_corners(canvas.files, canvas.ranks)
-    to_frame = cv2.getPerspectiveTransform(corners.astype(np.float32), np.asarray(truth, np.float32))
+    to_frame = cv2.getPerspectiveTransform(corners.astype(np.float32),
+                                           np.asarray(truth, np.float32)).astype(np.float64)
     out = []
     for _ in range(count):
         spread = rng.choice([0.05, 0.12, 0.25])
@@ -137,30 +140,29 @@ def guessed_quads(rng: np.random.Generator, truth: NDArray[np.floating], canvas:
         elif draw < 0.3:
             middle = moved.mean(axis=0)
             moved = middle + (moved - middle) * rng.uniform(0.8, 1.2)
-        quad = cv2.perspectiveTransform(moved[None], to_frame.astype(np.float64))[0]
+        quad = cv2.perspectiveTransform(moved[None], to_frame)[0]
         out.append(np.roll(quad, int(rng.integers(4)), axis=0))
     return out
 
 
-def _render_views(args: tuple[int, str, Canvas, int]
-                  ) -> tuple[list[NDArray[np.uint8]], list[NDArray[np.float32]], bool]:
-    """A refiner's training views of one rendered frame, and whether a hand is over it."""
+def _render_views(args: tuple[PlannedFrame, Canvas, int]
+                  ) -> list[tuple[NDArray[np.uint8], NDArray[np.float32]]]:
+    """A refiner's training views of one rendered frame, each with the true corners in it."""
     from referee.stills import render_still
 
-    seed, game, canvas, views = args
-    rng = _view_generator(seed)
-    hand = bool(rng.random() < 0.6)  # HAND_SIXTY's draw; the guesses follow from here
-    rendered = render_still(seed, game, hand=hand, distortion=0.0)
+    frame, canvas, views = args
+    rng = _view_generator(frame.seed)
+    rng.random()  # the draw HAND_SIXTY took for the plan's hand; the guesses follow from here
+    rendered = render_still(frame.seed, frame.game, hand=frame.hand, distortion=0.0)
     hull = cv2.convexHull(rendered.corners.astype(np.float32), clockwise=False).reshape(-1, 2)
     if len(hull) != 4:  # a board seen edge-on: no guesses to read
-        return [], [], hand
+        return []
     truth = hull.astype(np.float64)
-    images, corners = [], []
+    out = []
     for quad in guessed_quads(rng, truth, canvas, views):
         image, to_canvas = canvas.view(rendered.frame, quad)
-        images.append(image)
-        corners.append(cv2.perspectiveTransform(truth[None], to_canvas)[0].astype(np.float32))
-    return images, corners, hand
+        out.append((image, cv2.perspectiveTransform(truth[None], to_canvas)[0].astype(np.float32)))
+    return out
 
 
 def _render_one(args: tuple[int, str, bool, int, int]) -> tuple[NDArray[np.uint8], NDArray[np.float32], str]:
@@ -177,6 +179,22 @@ def _init_worker() -> None:
     cv2.setNumThreads(1)
 
 
+@contextmanager
+def _rendering(jobs: int) -> Iterator[Callable[[Callable[[Any], Any], list[Any]], list[Any]]]:
+    """A map over render tasks: `jobs` spawned processes (not forked: a parent that has run
+    onnxruntime or torch holds threads whose locks a forked child inherits held; a test run
+    hung so), or this process alone."""
+    if jobs <= 1:
+        yield lambda work, tasks: [work(task) for task in tasks]
+        return
+    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker)
+    try:
+        yield lambda work, tasks: pool.map(work, tasks, chunksize=4)
+    finally:
+        pool.close()
+        pool.join()
+
+
 def render_shards(folder: Path, count: int, games: Sequence[str], *, width: int, height: int,
                   hand: str = HAND_THIRD, jobs: int = 2, shard: int = SHARD,
                   progress: Callable[[str], None] = print) -> None:
@@ -185,27 +203,23 @@ def render_shards(folder: Path, count: int, games: Sequence[str], *, width: int,
     them (ValueError if not: frames of another recipe or shard size)."""
     has_hand(FIRST_SEED, hand)  # an unknown rule is refused before anything is rendered
     folder.mkdir(parents=True, exist_ok=True)
-    # spawned, not forked: a parent that has run onnxruntime or torch holds threads whose
-    # locks a forked child inherits held (a test run hung so)
-    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker) if jobs > 1 else None
-    try:
+    with _rendering(jobs) as render:
         for start in range(0, count, shard):
             path = folder / f"{start:07d}.npz"
             plan = frame_plan(games, hand, start, min(start + shard, count))
             if path.exists():
                 _check_shard(path, plan)
                 continue
-            tasks = [(f.seed, f.game, f.hand, width, height) for f in plan]
-            rows = pool.map(_render_one, tasks, chunksize=4) if pool else [_render_one(t) for t in tasks]
-            partial = path.with_suffix(".part.npz")
-            np.savez(partial, images=np.stack([r[0] for r in rows]), corners=np.stack([r[1] for r in rows]),
-                     games=np.array([r[2] for r in rows]), hands=np.array([f.hand for f in plan]))
-            partial.rename(path)  # a stopped render leaves no half shard behind
+            rows = render(_render_one, [(f.seed, f.game, f.hand, width, height) for f in plan])
+            _save_shard(path, images=np.stack([r[0] for r in rows]), corners=np.stack([r[1] for r in rows]),
+                        games=np.array([r[2] for r in rows]), hands=np.array([f.hand for f in plan]))
             progress(f"{path.name}: frames {start}-{start + len(rows) - 1}")
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+
+
+def _save_shard(path: Path, **arrays: Any) -> None:
+    partial = path.with_suffix(".part.npz")
+    np.savez(partial, **arrays)
+    partial.rename(path)  # a stopped render leaves no half shard behind
 
 
 def render_view_shards(folder: Path, recipe: CornerRecipe, count: int, *, jobs: int = 2,
@@ -215,28 +229,21 @@ def render_view_shards(folder: Path, recipe: CornerRecipe, count: int, *, jobs: 
     frames planned for them, as `render_shards` keeps its own; `seeds` names each view's)."""
     assert recipe.canvas is not None
     folder.mkdir(parents=True, exist_ok=True)
-    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker) if jobs > 1 else None
-    try:
+    with _rendering(jobs) as render:
         for start in range(0, count, shard):
             path = folder / f"{start:07d}.npz"
             plan = frame_plan(recipe.games, recipe.hand, start, min(start + shard, count), recipe.first_seed)
             if path.exists():
                 _check_view_shard(path, plan)
                 continue
-            tasks = [(f.seed, f.game, recipe.canvas, recipe.views) for f in plan]
-            rows = pool.map(_render_views, tasks, chunksize=4) if pool else [_render_views(t) for t in tasks]
-            seeds = [f.seed for f, row in zip(plan, rows, strict=True) for _ in row[0]]
-            partial = path.with_suffix(".part.npz")
-            np.savez(partial, images=np.stack([image for row in rows for image in row[0]]),
-                     corners=np.stack([c for row in rows for c in row[1]]),
-                     games=np.array([f.game for f, row in zip(plan, rows, strict=True) for _ in row[0]]),
-                     hands=np.array([row[2] for row in rows for _ in row[0]]), seeds=np.array(seeds))
-            partial.rename(path)
-            progress(f"{path.name}: frames {start}-{start + len(rows) - 1}, {len(seeds)} views")
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+            rows = render(_render_views, [(f, recipe.canvas, recipe.views) for f in plan])
+            views = [(f, image, corners)
+                     for f, row in zip(plan, rows, strict=True) for image, corners in row]
+            frames = [v[0] for v in views]
+            _save_shard(path, images=np.stack([v[1] for v in views]), corners=np.stack([v[2] for v in views]),
+                        games=np.array([f.game for f in frames]), hands=np.array([f.hand for f in frames]),
+                        seeds=np.array([f.seed for f in frames]))
+            progress(f"{path.name}: frames {start}-{start + len(plan) - 1}, {len(views)} views")
 
 
 def _check_view_shard(path: Path, plan: Sequence[PlannedFrame]) -> None:

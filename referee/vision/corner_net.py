@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from referee.errors import ModelError
 from referee.vision.classifier import _open_session, check_sha256, read_model_card
-from referee.vision.pose import board_corners
+from referee.vision.pose import board_corners, grid_through
 
 CARD_FORMAT = 1
 INPUT_NAME = "frame"
@@ -68,11 +68,15 @@ def decode(maps: NDArray[np.float32], min_heat: float = MIN_HEAT) -> CornerGuess
     if len(vs) < 4 or heat[vs[3], us[3]] < min_heat:
         return None
     pick_v, pick_u = vs[:4], us[:4]
-    x = (pick_u + maps[1, pick_v, pick_u]) * STRIDE - 0.5
-    y = (pick_v + maps[2, pick_v, pick_u]) * STRIDE - 0.5
     fifth = float(heat[vs[4], us[4]]) if len(vs) > 4 else 0.0
-    return CornerGuess(np.column_stack([x, y]).astype(np.float64),
-                       heat[pick_v, pick_u].astype(np.float64), fifth)
+    return CornerGuess(_points_at(maps, pick_v, pick_u), heat[pick_v, pick_u].astype(np.float64), fifth)
+
+
+def _points_at(maps: NDArray[np.float32], v: NDArray[np.intp], u: NDArray[np.intp]) -> NDArray[np.float64]:
+    """The input pixels of the corners in cells (v, u), their offsets added."""
+    x = (u + maps[1, v, u]) * STRIDE - 0.5
+    y = (v + maps[2, v, u]) * STRIDE - 0.5
+    return np.column_stack([x, y]).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -99,8 +103,7 @@ class Canvas:
     def homography(self, quad: NDArray[np.floating]) -> NDArray[np.float64]:
         """Frame pixels to canvas pixels, for a board guessed at `quad`: its corners (0, 0),
         (files, 0), (files, ranks), (0, ranks) in turn, in frame pixels."""
-        corners = board_corners(self.files, self.ranks).astype(np.float32)
-        guess = cv2.getPerspectiveTransform(corners, np.asarray(quad, np.float32)).astype(np.float64)
+        guess = grid_through(quad, self.files, self.ranks)
         px, shift = float(self.square_px), self.margin * self.square_px
         scale = np.array([[px, 0.0, shift], [0.0, px, shift], [0.0, 0.0, 1.0]])
         return np.asarray(scale @ np.linalg.inv(guess), np.float64)
@@ -124,16 +127,16 @@ def decode_in_turn(maps: NDArray[np.float32], canvas: Canvas) -> CornerGuess:
     within the margin of it), with its offset."""
     heat = np.asarray(maps[0], np.float32)
     rows, cols = heat.shape
-    points, heats = [], []
+    vs, us = [], []
     for x, y in board_corners(canvas.files, canvas.ranks):
         v0 = 0 if y == 0 else rows // 2
         u0 = 0 if x == 0 else cols // 2
         quarter = heat[v0:v0 + rows // 2, u0:u0 + cols // 2]
         dv, du = np.unravel_index(int(np.argmax(quarter)), quarter.shape)
-        v, u = v0 + int(dv), u0 + int(du)
-        points.append(((u + maps[1, v, u]) * STRIDE - 0.5, (v + maps[2, v, u]) * STRIDE - 0.5))
-        heats.append(float(heat[v, u]))
-    return CornerGuess(np.array(points, np.float64), np.array(heats, np.float64), 0.0)
+        vs.append(v0 + int(dv))
+        us.append(u0 + int(du))
+    v, u = np.array(vs), np.array(us)
+    return CornerGuess(_points_at(maps, v, u), heat[v, u].astype(np.float64), 0.0)
 
 
 def open_plain(onnx_path: Path, threads: int = 1) -> Any:
@@ -177,8 +180,7 @@ class CornerNet:
 
     def guess(self, frame_bgr: NDArray[np.uint8]) -> CornerGuess | None:
         """The four corners in frame pixels, or None when the network sees no board."""
-        if frame_bgr.ndim == 2:  # the finder also takes grey frames
-            frame_bgr = np.asarray(cv2.cvtColor(frame_bgr, cv2.COLOR_GRAY2BGR), np.uint8)
+        frame_bgr = _bgr(frame_bgr)
         h, w = frame_bgr.shape[:2]
         x = network_input(shrink(frame_bgr, self.width, self.height))[None]
         (maps,) = self._session.run(None, {INPUT_NAME: x})
@@ -195,13 +197,16 @@ class CornerNet:
         pixels, in the same order, with the heat of each."""
         if self.canvas is None:
             raise ModelError(f"{self.path}: not a corner refiner (its card has no canvas)")
-        if frame_bgr.ndim == 2:
-            frame_bgr = np.asarray(cv2.cvtColor(frame_bgr, cv2.COLOR_GRAY2BGR), np.uint8)
-        image, to_canvas = self.canvas.view(frame_bgr, quad)
+        image, to_canvas = self.canvas.view(_bgr(frame_bgr), quad)
         (maps,) = self._session.run(None, {INPUT_NAME: network_input(image)[None]})
         found = decode_in_turn(maps[0], self.canvas)
         back = cv2.perspectiveTransform(found.points[None], np.linalg.inv(to_canvas))[0]
         return CornerGuess(np.asarray(back, np.float64), found.heat, found.fifth)
+
+
+def _bgr(frame: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """A colour frame as it is; a grey one (the finder also takes those) as BGR."""
+    return frame if frame.ndim != 2 else np.asarray(cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR), np.uint8)
 
 
 def _check_card(card: Any, where: Path) -> None:

@@ -50,7 +50,14 @@ from referee.vision.gridfit import (
     normaliser,
 )
 from referee.vision.outline import edge_centred, margin_grids, outline_quads, ring_agreement
-from referee.vision.pose import BoardPose, FloatArray, apply_homography, board_corners, corner_error
+from referee.vision.pose import (
+    BoardPose,
+    FloatArray,
+    apply_homography,
+    board_corners,
+    corner_error,
+    grid_through,
+)
 from referee.vision.profiles import (
     ProfileSupport,
     checker_steps,
@@ -646,7 +653,7 @@ def _net_fit(frame_bgr: NDArray[np.uint8], quad: NDArray[np.float32] | None, fil
     centred; None where the network saw no four corners or the fit meets too few line ends."""
     if quad is None:
         return None
-    h = cv2.getPerspectiveTransform(board_corners(files, ranks).astype(np.float32), quad).astype(np.float64)
+    h = grid_through(quad, files, ranks)
     try:
         fitted = _best_reached(_colour(frame_bgr), [h], files, ranks, s, reach=s.corner_net_reach)
     except NoBoardError:
@@ -712,9 +719,7 @@ def _refined(frame_bgr: NDArray[np.uint8], quad: NDArray[np.float32] | None, fil
         corners = guess.points
     if guess.heat.min() < s.corner_refiner_heat:
         return None
-    grid = board_corners(files, ranks).astype(np.float32)
-    h = cv2.getPerspectiveTransform(grid, corners.astype(np.float32))
-    return canonical(h.astype(np.float64), files, ranks)
+    return canonical(grid_through(corners, files, ranks), files, ranks)
 
 
 def _with_refiner(chosen: BoardPose | NoBoardError, refined: BoardPose | None,
@@ -752,8 +757,7 @@ def _net_fit_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
         return None
     best: tuple[float, FloatArray] | None = None
     for roll in (0, 1) if files != ranks else (0,):
-        h = cv2.getPerspectiveTransform(board_corners(files, ranks).astype(np.float32),
-                                        np.roll(quad, roll, axis=0)).astype(np.float64)
+        h = grid_through(np.roll(quad, roll, axis=0), files, ranks)
         fitted = refine(colour, h, files, ranks, s)
         support = profile_support(colour, fitted, files, ranks)
         if best is None or support.grid - support.mid > best[0]:

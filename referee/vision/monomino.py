@@ -29,6 +29,12 @@ def monomino_label(tiles_label: str) -> str | None:
     return {"empty": "bare", "monomino": "monomino"}.get(tiles_label.split("+")[0])
 
 
+def monomino_class(tiles_label: str) -> int | None:
+    """The monomino model's label index for a tiles label (`monomino_label`), or None."""
+    cover = monomino_label(tiles_label)
+    return None if cover is None else MONOMINO_LABELS.index(cover)
+
+
 def monomino_pairs(labels: tuple[str, ...]) -> dict[int, tuple[int, int]]:
     """For each tiles label that is bare or a monomino, the indices of its pair (bare,
     monomino) with the same marker."""

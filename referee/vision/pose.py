@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -108,6 +109,14 @@ class BoardPose:
 
 def board_corners(files: int, ranks: int) -> FloatArray:
     return np.array([[0.0, 0.0], [files, 0.0], [files, ranks], [0.0, ranks]])
+
+
+def grid_through(quad: NDArray[np.floating], files: int, ranks: int) -> FloatArray:
+    """The homography (board squares to image pixels) that puts the board's corners (0, 0),
+    (files, 0), (files, ranks), (0, ranks) at `quad`'s four points in turn."""
+    corners = board_corners(files, ranks).astype(np.float32)
+    h = cv2.getPerspectiveTransform(corners, np.asarray(quad, np.float32))
+    return np.asarray(h, np.float64)
 
 
 def board_box(pose: BoardPose, margin: float) -> tuple[int, int, int, int] | None:

@@ -30,7 +30,7 @@ from referee.vision.augment import Augment, augmented_crop
 from referee.vision.classifier import ModelCard, sha256_of
 from referee.vision.crops import CropSpec
 from referee.vision.datasets import Sample, crop_samples, fixed_crops, read_image, split_groups
-from referee.vision.monomino import MONOMINO_MODEL, monomino_label
+from referee.vision.monomino import MONOMINO_MODEL, monomino_class
 from referee.vision.training import (
     INPUT_NAME,
     MEAN,
@@ -155,16 +155,15 @@ def crop_folder_of(crops_dir: str | Path, model: str) -> Path:
 
 def load_model_crops(folder: Path, model: str, margin: float) -> list[Sample]:
     """`model`'s labelled crops in `folder`: as they are, or for the monomino model the
-    tiles crops of bare squares and monominoes, relabelled (`monomino.monomino_label`)."""
+    tiles crops of bare squares and monominoes, relabelled (`monomino.monomino_class`)."""
     if model != MONOMINO_MODEL:
         return load_crop_folder(folder, model_labels(model), margin)
     tiles = model_labels("tiles")
-    index = {name: model_labels(MONOMINO_MODEL).index(name) for name in model_labels(MONOMINO_MODEL)}
     out = []
     for sample in load_crop_folder(folder, tiles, margin):
-        label = monomino_label(tiles[sample.label])
-        if label is not None:
-            out.append(dataclasses.replace(sample, label=index[label]))
+        cover = monomino_class(tiles[sample.label])
+        if cover is not None:
+            out.append(dataclasses.replace(sample, label=cover))
     return out
 
 
