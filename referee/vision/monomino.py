@@ -8,7 +8,7 @@ label is bare or a monomino and leads its runner-up by less than the second look
 `below`, the two labels' share of the square is split again: their log-odds become a
 weighted mean of the tiles model's and the specialist's (`SecondLook.monomino_weight`);
 the square's other labels keep their probability. `benchmarks/render_models.md`, "Session
-18", measures the choice.
+18" and "Session 19", measures the choices.
 """
 
 from __future__ import annotations

@@ -131,9 +131,10 @@ RECIPES: dict[str, RenderRecipe] = {
                              steps=3000),
     # Bare square or monomino (the tiles model's commonest doubt), on the tiles model's own
     # crops (64x64, margin 0.3: the pipeline cuts them once for both), relabelled. No stride
-    # at the first layer: the cue is a piece's edge a pixel or two wide.
+    # at the first layer: the cue is a piece's edge a pixel or two wide. 12,000 steps: at
+    # 6,000 it was still learning (benchmarks/render_models.md, "Session 19").
     MONOMINO_MODEL: RenderRecipe(MONOMINO_MODEL, RENDER_SETS["tiles"].height, size=64, margin=0.3,
-                                 arch="c16,p,c24,c32,p,c48,c48,p,c64", steps=6000,
+                                 arch="c16,p,c24,c32,p,c48,c48,p,c64", steps=12000,
                                  eval_every=1000, augment=_SNUG, augment_mild=_SNUG_MILD,
                                  p_hard=0.3),
 }

@@ -24,8 +24,8 @@ class SecondLook:
     scales: tuple[float, ...] = (0.9, 0.95)  # tighter crops, as a share of the first
     shift: float = 0.04  # shifted crops, four ways, by this share of a square
     # tiles: the monomino model's share of the log-odds of a square in doubt between bare
-    # and a monomino (`vision.monomino`; 0: not asked)
-    monomino_weight: float = 0.35
+    # and a monomino (`vision.monomino`; 0: not asked; 0.35-0.7 read the development frames alike)
+    monomino_weight: float = 0.5
 
 
 def lead(probabilities: np.ndarray) -> np.ndarray:
