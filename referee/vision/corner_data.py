@@ -247,6 +247,9 @@ def render_view_shards(folder: Path, recipe: CornerRecipe, count: int, *, jobs: 
 
 
 def _check_view_shard(path: Path, plan: Sequence[PlannedFrame]) -> None:
+    """Refuse a view shard already rendered whose games or seeds are not among those planned
+    for its frames (shards rendered before views kept their seeds, session 18's, are checked
+    by their games alone)."""
     with np.load(path) as shard:
         seeds = {int(s) for s in shard["seeds"]} if "seeds" in shard.files else None
         games = {str(g) for g in shard["games"]}
