@@ -94,3 +94,22 @@ def test_hands_from_any_side_under_any_camera_render_cleanly() -> None:
             assert truth.hand and frame.shape == (120, 160, 3)
             covered += bool(truth.occluded)
     assert covered >= 8
+
+
+def test_letters_are_drawn_as_the_measured_renders_drew_them() -> None:
+    """The renders the models learnt from, and the frames the vision tests and benchmarks
+    measure, drew their letters with OpenCV 5.0's cv2.putText; 5.1 draws other glyphs
+    (pyproject.toml, the dev extra). Said here once, rather than as a dozen finder tests
+    failing on frames that differ."""
+    import hashlib
+
+    import cv2
+
+    from referee.synth.pieces import _rotated_text
+
+    tex = np.zeros((64, 64, 3), np.uint8)
+    _rotated_text(tex, "K", (32.0, 32.0), 0.3, 30.0, (255, 255, 255))
+    digest = hashlib.sha256(tex.tobytes()).hexdigest()
+    assert digest == "d4eb74965239f050b1ae0c17fc8dc0af226d018d5dca2923a856fee86a06578a", (
+        f"OpenCV {cv2.__version__} draws the pieces' letters otherwise than 5.0, on which the "
+        "renders were measured: install the dev extra (opencv-python-headless==5.0.*)")
