@@ -191,17 +191,32 @@ class CornerNet:
         points = found.points * scale  # as `corner_data` shrinks the truth
         return CornerGuess(points, found.heat, found.fifth)
 
-    def refine(self, frame_bgr: NDArray[np.uint8], quad: NDArray[np.floating]) -> CornerGuess:
+    def refine(self, frame_bgr: NDArray[np.uint8], quad: NDArray[np.floating], turns: int = 1) -> CornerGuess:
         """A refiner's (a card with a `canvas`) corners of the board guessed at `quad` (frame
         pixels, corners (0, 0), (files, 0), (files, ranks), (0, ranks) in turn): in frame
-        pixels, in the same order, with the heat of each."""
-        if self.canvas is None:
+        pixels, in the same order, with the heat of each. With `turns` 2 or 4 the board is
+        read in as many views, turned by a half or a quarter turn each (the guess's corners
+        taken from each corner in turn; a quarter turn needs a square canvas), and each
+        corner and its heat averaged over them: a hand or a border line misleads each view
+        its own way."""
+        canvas = self.canvas
+        if canvas is None:
             raise ModelError(f"{self.path}: not a corner refiner (its card has no canvas)")
-        image, to_canvas = self.canvas.view(_bgr(frame_bgr), quad)
-        (maps,) = self._session.run(None, {INPUT_NAME: network_input(image)[None]})
-        found = decode_in_turn(maps[0], self.canvas)
-        back = cv2.perspectiveTransform(found.points[None], np.linalg.inv(to_canvas))[0]
-        return CornerGuess(np.asarray(back, np.float64), found.heat, found.fifth)
+        if turns not in (1, 2, 4) or (turns == 4 and canvas.files != canvas.ranks):
+            raise ValueError(f"a {canvas.files}x{canvas.ranks} canvas is read in 1, 2 or (if square) 4 "
+                             f"turns, not {turns}")
+        frame_bgr = _bgr(frame_bgr)
+        starts = [4 // turns * k for k in range(turns)]
+        points, heat = [], []
+        for start in starts:  # one view a run: the exported input holds one image
+            image, to_canvas = canvas.view(frame_bgr, np.roll(quad, start, axis=0))
+            (maps,) = self._session.run(None, {INPUT_NAME: network_input(image)[None]})
+            found = decode_in_turn(maps[0], canvas)
+            back = cv2.perspectiveTransform(found.points[None], np.linalg.inv(to_canvas))[0]
+            points.append(np.roll(back, -start, axis=0))  # the guess's order again
+            heat.append(np.roll(found.heat, -start))
+        mean_points, mean_heat = np.mean(points, axis=0), np.mean(heat, axis=0)
+        return CornerGuess(mean_points.astype(np.float64), mean_heat.astype(np.float64), 0.0)
 
 
 def _bgr(frame: NDArray[np.uint8]) -> NDArray[np.uint8]:

@@ -704,37 +704,41 @@ def _with_corner_net(frame_bgr: NDArray[np.uint8], searched: BoardPose | NoBoard
 
 
 def _refined(frame_bgr: NDArray[np.uint8], quad: NDArray[np.float32] | None, files: int, ranks: int,
-             s: LocaliseSettings) -> BoardPose | None:
+             s: LocaliseSettings) -> tuple[BoardPose, float] | None:
     """The board's corners as the refiner (`corner_refiner`) reads them in views rectified
-    by the corner network's guess (`quad`), each round from the last one's corners; None
-    where the network saw no four corners, or a corner's heat at the last round is under
-    `corner_refiner_heat`. A network's grid, not fitted to the lines: where the line fits
-    have failed it, under a hand or a square off, the refiner has read the board whole."""
+    by the corner network's guess (`quad`) and turned (`corner_refiner_turns`), each round
+    from the last one's corners, with the least corner heat at the last round; None where
+    the network saw no four corners. A network's grid, not fitted to the lines: where the
+    line fits have failed it, under a hand or a square off, the refiner has read the board
+    whole."""
     refiner = corner_network(s.corner_refiner)
     if quad is None or not refiner.trained_on(files, ranks):
         return None
+    turns = s.corner_refiner_turns if files == ranks else min(s.corner_refiner_turns, 2)
     corners: NDArray[np.floating] = quad
     for _ in range(s.corner_refiner_rounds):
-        guess = refiner.refine(frame_bgr, corners)
+        guess = refiner.refine(frame_bgr, corners, turns)
         corners = guess.points
-    if guess.heat.min() < s.corner_refiner_heat:
-        return None
-    return canonical(grid_through(corners, files, ranks), files, ranks)
+    return canonical(grid_through(corners, files, ranks), files, ranks), float(guess.heat.min())
 
 
-def _with_refiner(chosen: BoardPose | NoBoardError, refined: BoardPose | None,
+def _with_refiner(chosen: BoardPose | NoBoardError, refined: tuple[BoardPose, float] | None,
                   s: LocaliseSettings) -> BoardPose:
     """A 3x3 board's answer (`_with_corner_net`'s grid, or its refusal) or the refiner's
-    corners (`_refined`): the refiner's where the finder refused, or where one of its corners
-    lies `corner_refiner_apart` of the diagonal or more from the answer's (the line fits
-    have then locked onto a hand's edge or the board's border a square off). Read off the
-    development frames ("Session 18" in benchmarks/localise_accuracy.md)."""
+    corners (`_refined`, with their least heat): the refiner's where the finder refused and
+    every corner's heat reaches `corner_refiner_heat`, or where one of its corners lies
+    `corner_refiner_apart` of the diagonal or more from the answer's (the line fits have then
+    locked onto a hand's edge or the board's border a square off) and every heat reaches
+    `corner_refiner_overrule_heat`: overruling a grid asks more of the refiner than answering
+    a refusal. Read off the development frames ("Session 18" and "Session 20" in
+    benchmarks/localise_accuracy.md)."""
     if refined is None:
         return _answer(chosen)
+    pose, heat = refined
     if isinstance(chosen, NoBoardError):
-        return refined
-    apart = corner_error(refined, chosen.corners_array) / chosen.diagonal
-    return refined if apart >= s.corner_refiner_apart else chosen
+        return pose if heat >= s.corner_refiner_heat else _answer(chosen)
+    apart = corner_error(pose, chosen.corners_array) / chosen.diagonal
+    return pose if heat >= s.corner_refiner_overrule_heat and apart >= s.corner_refiner_apart else chosen
 
 
 def _net_fit_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int,

@@ -100,7 +100,35 @@ def test_the_refiner_reads_a_rendered_board_from_a_guess_off_by_a_square() -> No
             quad = guess.points
         worst = np.linalg.norm(quad - truth, axis=1).max()
         assert worst < 0.01 * still.diagonal, f"{moved.tolist()}: {worst:.1f} px off"
-        assert guess.heat.min() > SETTINGS.corner_refiner_heat
+        assert guess.heat.min() > SETTINGS.corner_refiner_overrule_heat
+
+
+def test_four_turned_views_read_the_same_whichever_corner_the_guess_starts_from() -> None:
+    still = render_still(322, "flipflop-3x3", hand=True, distortion=0.0)
+    hull = cv2.convexHull(still.corners.astype(np.float32), clockwise=False)
+    truth = hull.reshape(-1, 2).astype(np.float64)
+    quad = truth + np.array([[6.0, -4.0], [-5.0, 7.0], [3.0, 5.0], [-6.0, -3.0]])
+    net = CornerNet.load("corners-refine")
+    read = net.refine(still.frame, quad, turns=4)
+    for start in (1, 2, 3):
+        turned = net.refine(still.frame, np.roll(quad, start, axis=0), turns=4)
+        assert turned.points == pytest.approx(np.roll(read.points, start, axis=0), abs=1e-6)
+        assert turned.heat == pytest.approx(np.roll(read.heat, start), abs=1e-6)
+    assert np.linalg.norm(read.points - truth, axis=1).max() < 0.01 * still.diagonal
+    one = [net.refine(still.frame, np.roll(quad, start, axis=0)) for start in range(4)]
+    mean = np.mean([np.roll(g.points, -start, axis=0) for start, g in enumerate(one)], axis=0)
+    assert read.points == pytest.approx(mean, abs=1e-6)  # the four single views, averaged
+
+
+def test_a_quarter_turn_needs_a_square_canvas() -> None:
+    net = CornerNet.load("corners-refine")
+    oblong = CornerNet({**net.card, "canvas": {"files": 5, "ranks": 6, "square_px": 32, "margin": 1.0}},
+                       net._session, net.path)
+    quad = board_corners(5, 6) * 40 + 50
+    with pytest.raises(ValueError, match="square"):
+        oblong.refine(np.zeros((480, 640, 3), np.uint8), quad, turns=4)
+    with pytest.raises(ValueError, match="not 3"):
+        net.refine(np.zeros((480, 640, 3), np.uint8), board_corners(3, 3) * 40 + 50, turns=3)
 
 
 def test_a_network_without_a_canvas_refines_nothing() -> None:
@@ -119,18 +147,21 @@ def test_a_canvas_that_is_not_the_input_is_refused(tmp_path: Path) -> None:
         CornerNet.load(tmp_path / "corners-refine.onnx")
 
 
-def test_the_finder_keeps_its_answer_unless_the_refiner_reads_the_board_apart() -> None:
+def test_the_finder_keeps_its_answer_unless_the_refiner_reads_the_board_apart_and_sure() -> None:
     square = np.array([[100.0, 100.0], [400.0, 100.0], [400.0, 400.0], [100.0, 400.0]])
     answer = _quad_pose(square)
     near = _quad_pose(square + 3.0)  # 0.7% of the diagonal
     apart = _quad_pose(square + np.array([100.0, 0.0]))  # a square off
     refused = NoBoardError("no board: something over it")
-    assert _with_refiner(answer, near, SETTINGS) is answer
-    assert _with_refiner(answer, apart, SETTINGS) is apart
-    assert _with_refiner(refused, near, SETTINGS) is near
+    sure, fair, faint = 0.9, 0.75, 0.5  # heats about the settings' 0.85 and 0.7
+    assert _with_refiner(answer, (near, sure), SETTINGS) is answer
+    assert _with_refiner(answer, (apart, sure), SETTINGS) is apart
+    assert _with_refiner(answer, (apart, fair), SETTINGS) is answer  # overruling asks more
+    assert _with_refiner(refused, (near, fair), SETTINGS) is near
     assert _with_refiner(answer, None, SETTINGS) is answer
-    with pytest.raises(NoBoardError, match="something over it"):
-        _with_refiner(refused, None, SETTINGS)
+    for refined in (None, (near, faint)):
+        with pytest.raises(NoBoardError, match="something over it"):
+            _with_refiner(refused, refined, SETTINGS)
 
 
 def test_train_corners_renders_a_refiners_views_and_trains_on_its_canvas(

@@ -434,7 +434,8 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "corner_net_reach = 0", "corner_net_apart = -0.1", 'corner_net = "../elsewhere"', "corner_net = 1",
     'corner_net_big = "../elsewhere"', "corner_net_big = 1", 'corner_net_big = "a b"',
     "corner_net_big_ends = -0.1", "corner_net_big_ends = 1.5",
-    "corner_refiner_rounds = 0", "corner_refiner_heat = 0", "corner_refiner_heat = 1.5",
+    "corner_refiner_rounds = 0", "corner_refiner_turns = 3", "corner_refiner_turns = 0",
+    "corner_refiner_heat = 0", "corner_refiner_heat = 1.5", "corner_refiner_overrule_heat = 0",
     "corner_refiner_apart = 0", 'corner_refiner = "../elsewhere"',
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
@@ -461,6 +462,19 @@ def test_a_network_finds_what_the_steps_before_it_miss(seed: int, hand: bool, wi
     with contextlib.suppress(NoBoardError):
         missed = find_board(r.frame, 3, 3, settings=dataclasses.replace(LocaliseSettings(), **{without: ""}))
         assert corner_error(missed, r.corners) > off_by * r.diagonal
+
+
+# Session 20: 3x3-only development frames under a hand that the finder refuses, where the
+# refiner, reading the board in four views turned a quarter turn each and averaging them, is
+# within 1% and sure enough to answer a refusal (every corner's heat 0.7 or more), and one view
+# (the refiner as session 18 asked it: one view, heat 0.85) is not
+@pytest.mark.parametrize("seed", [230105, 240042, 250021])
+def test_the_refiner_in_four_turned_views_answers_what_one_view_refuses(seed: int) -> None:
+    r = render(seed, "flipflop-3x3", hand=True, distortion=0.0)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    one_view = dataclasses.replace(LocaliseSettings(), corner_refiner_turns=1, corner_refiner_heat=0.85)
+    with pytest.raises(NoBoardError):
+        find_board(r.frame, 3, 3, settings=one_view)
 
 
 def test_a_missing_corner_network_is_a_clear_error(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
