@@ -77,7 +77,7 @@ RECIPES: Mapping[str, CornerRecipe] = MappingProxyType({
         hand=HAND_HALF, frames=8000, steps=7000, boards=("5x5", "5x6"),
         use="localise.find_board on 5x5 and 5x6 boards (corner_net_big); 3x3 boards use models/corners.onnx"),
     "corners-refine": CornerRecipe(
-        model="corners-refine", games=("flipflop-3x3",), hand=HAND_SIXTY, frames=3400, steps=4000,
+        model="corners-refine", games=("flipflop-3x3",), hand=HAND_SIXTY, frames=6800, steps=8000,
         boards=("3x3",), first_seed=6_000_000, canvas=Canvas(3, 3, square_px=32, margin=1.0), views=3,
         use="localise.find_board on 3x3 boards (corner_refiner): the board's corners from the corner "
             "network's guess, read again in a view rectified by it"),
