@@ -730,14 +730,18 @@ def _with_refiner(chosen: BoardPose | NoBoardError, refined: tuple[BoardPose, fl
     `corner_refiner_apart` of the diagonal or more from the answer's (the line fits have then
     locked onto a hand's edge or the board's border a square off) and every heat reaches
     `corner_refiner_overrule_heat`: overruling a grid asks more of the refiner than answering
-    a refusal. Read off the development frames ("Session 18" and "Session 20" in
-    benchmarks/localise_accuracy.md)."""
+    a refusal. Where they lie `corner_refiner_far` or more apart, the answer is worth no more
+    than a refusal (on the development frames every such answer was wrong) and the refiner's
+    grid is taken as for one. Read off the development frames ("Session 18", "Session 20" and
+    "Session 21" in benchmarks/localise_accuracy.md)."""
     if refined is None:
         return _answer(chosen)
     pose, heat = refined
     if isinstance(chosen, NoBoardError):
         return pose if heat >= s.corner_refiner_heat else _answer(chosen)
     apart = corner_error(pose, chosen.corners_array) / chosen.diagonal
+    if apart >= s.corner_refiner_far:
+        return pose if heat >= s.corner_refiner_heat else chosen
     return pose if heat >= s.corner_refiner_overrule_heat and apart >= s.corner_refiner_apart else chosen
 
 

@@ -89,6 +89,7 @@ class LocaliseSettings:
     corner_refiner_heat: float = 0.7
     corner_refiner_overrule_heat: float = 0.85
     corner_refiner_apart: float = 0.02
+    corner_refiner_far: float = 0.05
     edge_centre_rise: float = 0.1
     edge_centre_window: float = 0.05
     edge_centre_stretches: int = 3
@@ -139,11 +140,11 @@ class LocaliseSettings:
                                       "corner_net_apart between 0 and 1 (squares)")
         if (self.corner_refiner_rounds < 1 or self.corner_refiner_turns not in (1, 2, 4)
                 or not all(0 < v <= 1 for v in (self.corner_refiner_heat, self.corner_refiner_overrule_heat,
-                                                self.corner_refiner_apart))):
+                                                self.corner_refiner_apart, self.corner_refiner_far))):
             raise VisionSettingsError("[localise] corner_refiner_rounds must be at least 1, "
                                       "corner_refiner_turns 1, 2 or 4, corner_refiner_heat, "
-                                      "corner_refiner_overrule_heat and corner_refiner_apart above 0 "
-                                      "and at most 1")
+                                      "corner_refiner_overrule_heat, corner_refiner_apart and "
+                                      "corner_refiner_far above 0 and at most 1")
         for name in ("corner_net", "corner_net_big", "corner_refiner"):
             model = getattr(self, name)
             bare = model.replace("-", "").replace("_", "") if isinstance(model, str) else None

@@ -151,12 +151,15 @@ def test_the_finder_keeps_its_answer_unless_the_refiner_reads_the_board_apart_an
     square = np.array([[100.0, 100.0], [400.0, 100.0], [400.0, 400.0], [100.0, 400.0]])
     answer = _quad_pose(square)
     near = _quad_pose(square + 3.0)  # 0.7% of the diagonal
-    apart = _quad_pose(square + np.array([100.0, 0.0]))  # a square off
+    apart = _quad_pose(square + np.array([15.0, 0.0]))  # 3.5%: past corner_refiner_apart, not far
+    far = _quad_pose(square + np.array([100.0, 0.0]))  # a square off: past corner_refiner_far
     refused = NoBoardError("no board: something over it")
     sure, fair, faint = 0.9, 0.75, 0.5  # heats about the settings' 0.85 and 0.7
     assert _with_refiner(answer, (near, sure), SETTINGS) is answer
     assert _with_refiner(answer, (apart, sure), SETTINGS) is apart
     assert _with_refiner(answer, (apart, fair), SETTINGS) is answer  # overruling asks more
+    assert _with_refiner(answer, (far, fair), SETTINGS) is far  # ... but not of a grid this far off
+    assert _with_refiner(answer, (far, faint), SETTINGS) is answer
     assert _with_refiner(refused, (near, fair), SETTINGS) is near
     assert _with_refiner(answer, None, SETTINGS) is answer
     for refined in (None, (near, faint)):

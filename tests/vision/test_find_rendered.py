@@ -436,7 +436,7 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "corner_net_big_ends = -0.1", "corner_net_big_ends = 1.5",
     "corner_refiner_rounds = 0", "corner_refiner_turns = 3", "corner_refiner_turns = 0",
     "corner_refiner_heat = 0", "corner_refiner_heat = 1.5", "corner_refiner_overrule_heat = 0",
-    "corner_refiner_apart = 0", 'corner_refiner = "../elsewhere"',
+    "corner_refiner_apart = 0", "corner_refiner_far = 0", 'corner_refiner = "../elsewhere"',
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VisionSettingsError):
