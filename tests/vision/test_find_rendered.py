@@ -478,6 +478,17 @@ def test_the_refiner_in_four_turned_views_answers_what_one_view_refuses(seed: in
         find_board(r.frame, 3, 3, settings=one_view)
 
 
+# Session 21: 3x3-only development frames where the finder's grid lies far (7-50%) off and the
+# refiner's corners 5% of the diagonal or more from it, sure enough to answer a refusal: the
+# refiner's grid is taken as for one (`corner_refiner_far`); nearer, an overrule asks more
+@pytest.mark.parametrize("seed, hand", [(240032, False), (250110, False), (240027, True)])
+def test_a_grid_far_from_the_refiners_counts_as_a_refusal(seed: int, hand: bool) -> None:
+    r = render(seed, "flipflop-3x3", hand=hand, distortion=0.0)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    never_far = dataclasses.replace(LocaliseSettings(), corner_refiner_far=1.0)
+    assert corner_error(find_board(r.frame, 3, 3, settings=never_far), r.corners) > 0.05 * r.diagonal
+
+
 def test_a_missing_corner_network_is_a_clear_error(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from referee.errors import ModelError
     from referee.vision import localise
