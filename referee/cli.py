@@ -287,7 +287,7 @@ def _train_corners(args: argparse.Namespace) -> int:
     from referee.vision.tasks import train_corners_model
 
     path = train_corners_model(model=args.model, frames=args.frames, steps=args.steps, seed=args.seed,
-                               data=args.data, out=args.out, jobs=args.jobs,
+                               data=args.data, out=args.out, jobs=args.jobs, threads=args.threads,
                                progress=lambda line: print(line, flush=True))
     print(f"wrote {path} and its card")
     return 0
@@ -350,12 +350,13 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
                        help="tiles: train only this model of the set (tiles, tiles-seam or "
                        "tiles-monomino)")
     corners = verb("train-corners", _train_corners, "rebuild a board-corner network from its recipe "
-                   "(models/corners.onnx, corners-big.onnx or corners-refine.onnx; needs the train extra) "
-                   "from rendered frames")
+                   "(models/corners.onnx, corners-big.onnx, corners-refine.onnx or corners-grid.onnx; "
+                   "needs the train extra) from rendered frames")
     corners.add_argument("--model", default="corners",
                          help="corners (3x3 boards; 4,000 frames, 5,000 steps), corners-big (5x5 and 5x6 "
                          "boards; 8,000 frames of every Rinne-family size, 7,000 steps) or corners-refine "
-                         "(3x3 boards' refiner; 3,400 frames, three views each, 4,000 steps); "
+                         "(3x3 boards' refiner; 6,800 frames, three views each, 8,000 steps) or corners-grid "
+                         "(3x3 boards' grid reader; the refiner's views of 10,200 frames, 8,000 steps); "
                          "default corners")
     corners.add_argument("--frames", type=int,
                          help="rendered frames to train on (default: the recipe's)")
@@ -365,6 +366,8 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
                          "(default: $REFEREE_RENDER_CROPS/MODEL)")
     corners.add_argument("--out", help="output folder (default: models/)")
     corners.add_argument("--jobs", type=int, default=2, help="rendering processes (default 2)")
+    corners.add_argument("--threads", type=int, default=1,
+                         help="torch threads for training (default 1; the card records it)")
     evaluate = verb("eval", _eval, "print a classifier's accuracy tables (dice: real photos; "
                     "other sets: held-out renders, also as the referee reads them)")
     evaluate.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")

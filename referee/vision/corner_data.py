@@ -15,7 +15,10 @@ A corner refiner's recipe (`corners-refine`, session 18) has a `canvas`: each re
 gives `views` canvases (`corner_net.Canvas.view`) of the board guessed at its true corners
 moved at random (`guessed_quads`: each corner off by a normal spread of 0.05, 0.12 or 0.25
 square; one guess in five a whole square off along a side, one in ten scaled 0.8-1.2), the
-truth being the true corners in the canvas.
+truth being the true corners in the canvas. A grid reader's recipe (`corners-grid`, session
+22) has the same views with `points` "grid": its truth is every intersection of the board's
+lines (`grid_points`), which the trainer takes from the corners, so it reads the refiner's
+shards.
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ class CornerRecipe:
     first_seed: int = FIRST_SEED
     canvas: Canvas | None = None  # a refiner's: its views, `views` a frame
     views: int = 1
+    points: str = "corners"  # what the heat marks: the grid's four outer "corners", or every
+    # intersection of its lines, "grid" (a grid reader's)
 
     @property
     def command(self) -> str:
@@ -81,7 +86,26 @@ RECIPES: Mapping[str, CornerRecipe] = MappingProxyType({
         boards=("3x3",), first_seed=6_000_000, canvas=Canvas(3, 3, square_px=32, margin=1.0), views=3,
         use="localise.find_board on 3x3 boards (corner_refiner): the board's corners from the corner "
             "network's guess, read again in a view rectified by it"),
+    # The refiner's views (its frames, then 3,400 more of the same draw), every intersection marked
+    "corners-grid": CornerRecipe(
+        model="corners-grid", games=("flipflop-3x3",), hand=HAND_SIXTY, frames=10200, steps=8000,
+        boards=("3x3",), first_seed=6_000_000, canvas=Canvas(3, 3, square_px=32, margin=1.0), views=3,
+        points="grid",
+        use="localise.find_board on 3x3 boards (corner_grid): the 16 intersections of the board's lines "
+            "in a view rectified by a grid found, to check that grid and fit one to them"),
 })
+
+
+def grid_points(corners: NDArray[np.floating], files: int, ranks: int) -> NDArray[np.float32]:
+    """Every intersection of a `files` x `ranks` board's lines, rank-major from the first
+    corner, for corners (0, 0), (files, 0), (files, ranks), (0, ranks) in turn (N, 4, 2 ->
+    N, (files + 1) * (ranks + 1), 2): the homography through the corners, as a flat board
+    seen without lens distortion maps them."""
+    lattice = np.array([[f, r] for r in range(ranks + 1) for f in range(files + 1)], np.float64)
+    board = board_corners(files, ranks).astype(np.float32)
+    out = [cv2.perspectiveTransform(lattice[None], cv2.getPerspectiveTransform(
+        board, np.asarray(quad, np.float32)))[0] for quad in corners]
+    return np.asarray(out, np.float32).reshape(len(out), len(lattice), 2)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,21 @@ def _points_at(maps: NDArray[np.float32], v: NDArray[np.intp], u: NDArray[np.int
     return np.column_stack([x, y]).astype(np.float64)
 
 
+def peak_near(maps: NDArray[np.float32], point: NDArray[np.floating], radius: int
+              ) -> tuple[NDArray[np.float64], float] | None:
+    """The strongest heat within `radius` cells of the cell holding `point` (input pixels),
+    as input pixels with its offset, and its heat; None where that cell lies off the map."""
+    heat = np.asarray(maps[0], np.float32)
+    u, v = (int(np.floor((c + 0.5) / STRIDE)) for c in point)
+    if not (0 <= u < heat.shape[1] and 0 <= v < heat.shape[0]):
+        return None
+    v0, u0 = max(v - radius, 0), max(u - radius, 0)
+    window = heat[v0:v + radius + 1, u0:u + radius + 1]
+    dv, du = np.unravel_index(int(np.argmax(window)), window.shape)
+    at_v, at_u = np.array([v0 + int(dv)]), np.array([u0 + int(du)])
+    return _points_at(maps, at_v, at_u)[0], float(heat[at_v[0], at_u[0]])
+
+
 @dataclass(frozen=True)
 class Canvas:
     """The view a corner refiner reads: the frame warped so that a board guessed at a
@@ -177,6 +192,12 @@ class CornerNet:
         board is taken."""
         boards = self.card.get("boards")
         return boards is None or f"{files}x{ranks}" in boards or f"{ranks}x{files}" in boards
+
+    def heat_maps(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
+        """The network's maps (heat, then the two offsets; `STRIDE` pixels a cell) of one
+        input image (`network_input`)."""
+        (maps,) = self._session.run(None, {INPUT_NAME: x[None]})
+        return np.asarray(maps[0], np.float32)
 
     def guess(self, frame_bgr: NDArray[np.uint8]) -> CornerGuess | None:
         """The four corners in frame pixels, or None when the network sees no board."""

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.vision.classifier import sha256_of
-from referee.vision.corner_data import RECIPES, SHARD, CornerFrames, CornerRecipe, load_shards
+from referee.vision.corner_data import RECIPES, SHARD, CornerFrames, CornerRecipe, grid_points, load_shards
 from referee.vision.corner_net import (
     CARD_FORMAT,
     INPUT_NAME,
@@ -193,7 +193,7 @@ def train_corners(frames: Path, out_dir: Path, config: CornerTrainConfig | None 
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)
     rng = np.random.default_rng(config.seed)
-    data = load_shards(frames)
+    data = _marked(load_shards(frames), recipe)
     val = np.arange(min(SHARD, len(data.images)) // 2)
     net = build_net(config.channels)
     opt = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
@@ -216,20 +216,31 @@ def train_corners(frames: Path, out_dir: Path, config: CornerTrainConfig | None 
         sched.step()
         if step % config.eval_every == 0 or step == config.steps:
             _export(net, onnx_path, config)
-            metrics = _validate(onnx_path, data, val, config)
+            metrics = (_validate_grid if recipe.points == "grid" else _validate)(onnx_path, data, val, config)
             progress(f"step {step}: loss {loss.item():.3f}, {len(train)} training frames, held-out "
                      f"{metrics} ({time.time() - t0:.0f} s)")
             score = metrics["median_px"] + 10 * (1 - metrics["found"])
             if best is None or score < best[0]:
                 best = (score, {"step": step, **metrics})
                 torch.save(net.state_dict(), checkpoint)
-            data = load_shards(frames)
+            data = _marked(load_shards(frames), recipe)
     assert best is not None
     net.load_state_dict(torch.load(checkpoint))
     _export(net, onnx_path, config)
     checkpoint.unlink()
     _write_card(onnx_path, config, recipe, best[1], len(data.images) - len(val))
     return onnx_path
+
+
+def _marked(data: CornerFrames, recipe: CornerRecipe) -> CornerFrames:
+    """The frames with the points the recipe's heat marks: their corners, or (a grid reader)
+    every intersection of the board's lines."""
+    if recipe.points != "grid":
+        return data
+    if recipe.canvas is None:
+        raise ValueError(f"{recipe.model}: a grid reader reads a canvas (its recipe has none)")
+    canvas = recipe.canvas
+    return CornerFrames(data.images, grid_points(data.corners, canvas.files, canvas.ranks), data.games)
 
 
 def _export(net: Any, path: Path, config: CornerTrainConfig) -> None:
@@ -253,6 +264,8 @@ def _write_card(onnx_path: Path, config: CornerTrainConfig, recipe: CornerRecipe
         card["use"] = recipe.use
     if recipe.canvas is not None:
         card["canvas"] = recipe.canvas.as_dict()
+    if recipe.points != "corners":
+        card["points"] = recipe.points
     card |= {
         "input": {"width": config.width, "height": config.height, "channel_order": "BGR",
                   "layout": "NCHW", "dtype": "float32",
@@ -260,7 +273,7 @@ def _write_card(onnx_path: Path, config: CornerTrainConfig, recipe: CornerRecipe
         "onnx": {"file": onnx_path.name, "sha256": sha256_of(onnx_path), "input_name": INPUT_NAME,
                  "output": "heat+offsets", "stride": STRIDE},
         "seed": config.seed,
-        "rebuild": recipe.command,
+        "rebuild": recipe.command + (f" --threads {config.threads}" if config.threads != 1 else ""),
         "recipe": {**asdict(config), "channels": list(config.channels), "training_frames": frames,
                    "model": recipe.model, "frames": _frames_of(recipe)},
         "metrics": {"validation": metrics},
@@ -273,6 +286,31 @@ def _frames_of(recipe: CornerRecipe) -> dict[str, Any]:
     frames: dict[str, Any] = {"first_seed": recipe.first_seed, "games": list(recipe.games),
                               "hand": recipe.hand}
     return frames | ({"views": recipe.views} if recipe.canvas is not None else {})
+
+
+def _validate_grid(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],
+                   config: CornerTrainConfig) -> dict[str, float]:
+    """A grid reader on held-out views: the share of intersections in view it marks (heat at
+    least `MIN_HEAT` within two cells of the truth) as `found`, and the median and
+    95th-percentile error of those, in input pixels."""
+    from referee.vision.corner_net import MIN_HEAT, open_plain, peak_near
+
+    session = open_plain(onnx_path, config.threads)
+    errors, seen, marked = [], 0, 0
+    for k in val:
+        (maps,) = session.run(None, {INPUT_NAME: network_input(data.images[k])[None]})
+        for point in data.corners[k]:
+            found = peak_near(maps[0], point, radius=2)
+            if found is None:
+                continue
+            seen += 1
+            if found[1] >= MIN_HEAT:
+                marked += 1
+                errors.append(float(np.hypot(*(found[0] - point))))
+    if not errors:
+        return {"found": 0.0, "median_px": float("inf"), "p95_px": float("inf")}
+    return {"found": round(marked / max(seen, 1), 4), "median_px": round(float(np.median(errors)), 3),
+            "p95_px": round(float(np.percentile(errors, 95)), 3)}
 
 
 def _validate(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],

@@ -36,8 +36,9 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from referee.errors import NoBoardError
+from referee.errors import ModelError, NoBoardError
 from referee.vision.corner_net import CornerNet
+from referee.vision.grid_reader import GridReader
 from referee.vision.gridfit import (
     GreyImage,
     NearestEdges,
@@ -608,7 +609,10 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
             frame_bgr, searched, _net_fit(frame_bgr, quad, files, ranks, s), s))
         if not s.corner_refiner:
             return _answer(chosen)
-        return _with_refiner(chosen, _refined(frame_bgr, quad, files, ranks, s), s)
+        refined = _refined(frame_bgr, quad, files, ranks, s)
+        if s.corner_grid and grid_reader(s).net.trained_on(files, ranks):
+            return _with_grid_reader(frame_bgr, chosen, refined, files, ranks, s)
+        return _with_refiner(chosen, refined, s)
 
 
 def _outcome(find: Callable[[], BoardPose]) -> BoardPose | NoBoardError:
@@ -743,6 +747,46 @@ def _with_refiner(chosen: BoardPose | NoBoardError, refined: tuple[BoardPose, fl
     if apart >= s.corner_refiner_far:
         return pose if heat >= s.corner_refiner_heat else chosen
     return pose if heat >= s.corner_refiner_overrule_heat and apart >= s.corner_refiner_apart else chosen
+
+
+@lru_cache(maxsize=4)
+def _grid_reader(name: str, turns: int, rounds: int, heat: float, near_px: float) -> GridReader:
+    try:
+        return GridReader(corner_network(name), heat, near_px, turns, rounds)
+    except ValueError as error:
+        raise ModelError(str(error)) from None
+
+
+def grid_reader(s: LocaliseSettings) -> GridReader:
+    """The grid reader (`corner_grid`) as the settings take its marks, loaded once a process."""
+    return _grid_reader(s.corner_grid, s.corner_grid_turns, s.corner_grid_rounds, s.corner_grid_heat,
+                        s.corner_grid_near_px)
+
+
+def _with_grid_reader(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardError,
+                      refined: tuple[BoardPose, float] | None, files: int, ranks: int,
+                      s: LocaliseSettings) -> BoardPose:
+    """A 3x3 board's grid, the best seen by the grid reader (`grid_reader.GridReader.support`:
+    most of its 16 intersections marked on it, then the nearest) of the finder's answer
+    (`_with_corner_net`'s), the refiner's (`_refined`) and the grids fitted to the reader's
+    marks from each; refused where none has `corner_grid_support` intersections on it. The
+    line fits are precise where they hold, the refiner reads a board under a hand whole, and
+    the marks tell them apart and fit the grid the hand leaves in view. Read off the
+    development frames ("Session 22" in benchmarks/localise_accuracy.md)."""
+    reader = grid_reader(s)
+    starts = [pose.corners_array for pose in (chosen, refined and refined[0]) if isinstance(pose, BoardPose)]
+    fits = [reader.fit(frame_bgr, start) for start in starts]
+    best: tuple[tuple[int, float], FloatArray] | None = None
+    for quad in [*starts, *(fit for fit in fits if fit is not None)]:
+        support = reader.support(frame_bgr, quad)
+        if support.seen >= s.corner_grid_support and (best is None or support.key() > best[0]):
+            best = (support.key(), quad)
+    if best is None:
+        if isinstance(chosen, NoBoardError):
+            raise chosen
+        raise NoBoardError(f"only few of the grid's intersections show where it puts them (fewer than "
+                           f"{s.corner_grid_support} of 16): something over the board?")
+    return canonical(grid_through(best[1], files, ranks), files, ranks)
 
 
 def _net_fit_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int,

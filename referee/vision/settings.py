@@ -90,6 +90,12 @@ class LocaliseSettings:
     corner_refiner_overrule_heat: float = 0.85
     corner_refiner_apart: float = 0.02
     corner_refiner_far: float = 0.05
+    corner_grid: str = "corners-grid"
+    corner_grid_turns: int = 4
+    corner_grid_rounds: int = 2
+    corner_grid_heat: float = 0.3
+    corner_grid_near_px: float = 1.5
+    corner_grid_support: int = 10
     edge_centre_rise: float = 0.1
     edge_centre_window: float = 0.05
     edge_centre_stretches: int = 3
@@ -145,7 +151,14 @@ class LocaliseSettings:
                                       "corner_refiner_turns 1, 2 or 4, corner_refiner_heat, "
                                       "corner_refiner_overrule_heat, corner_refiner_apart and "
                                       "corner_refiner_far above 0 and at most 1")
-        for name in ("corner_net", "corner_net_big", "corner_refiner"):
+        if (self.corner_grid_turns not in (1, 2, 4) or self.corner_grid_rounds < 1
+                or not 0 < self.corner_grid_heat <= 1 or not 0 < self.corner_grid_near_px <= 8
+                or not 5 <= self.corner_grid_support <= 16):
+            raise VisionSettingsError("[localise] corner_grid_turns must be 1, 2 or 4, corner_grid_rounds "
+                                      "at least 1, corner_grid_heat above 0 and at most 1, "
+                                      "corner_grid_near_px above 0 and at most 8 (canvas pixels), "
+                                      "corner_grid_support 5 to 16 (of a 3x3 board's intersections)")
+        for name in ("corner_net", "corner_net_big", "corner_refiner", "corner_grid"):
             model = getattr(self, name)
             bare = model.replace("-", "").replace("_", "") if isinstance(model, str) else None
             if bare is None or (model and not bare.isalnum()):

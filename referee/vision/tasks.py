@@ -370,10 +370,10 @@ def crop_folder_margin(folder: str | Path, default: float) -> float:
 
 def train_corners_model(*, model: str = "corners", frames: int | None = None, steps: int | None = None,
                         seed: int | None = None, data: str | None = None, out: str | None = None,
-                        jobs: int = 2, progress: Callable[[str], None] = print) -> Path:
+                        jobs: int = 2, threads: int = 1, progress: Callable[[str], None] = print) -> Path:
     """Rebuild a committed board-corner network from its recipe (`corner_data.RECIPES`:
-    `corners`, `corners-big` or the refiner `corners-refine`): render its `frames` training
-    frames (a refiner: its views of them; default the recipe's;
+    `corners`, `corners-big`, the refiner `corners-refine` or the grid reader `corners-grid`):
+    render its `frames` training frames (a refiner: its views of them; default the recipe's;
     those not already in `data`, by default `$REFEREE_RENDER_CROPS/<model>`), train on them
     (`steps`, default the recipe's) and write `<model>.onnx` and its card into `out` (default:
     the models folder)."""
@@ -386,7 +386,9 @@ def train_corners_model(*, model: str = "corners", frames: int | None = None, st
     frames = recipe.frames if frames is None else frames
     if frames < 400:
         raise ModelError("--frames: at least 400 (the first 100 are held out for choosing the checkpoint)")
-    config = CornerTrainConfig(steps=recipe.steps)
+    if threads < 1:
+        raise ModelError("--threads: at least 1")
+    config = CornerTrainConfig(steps=recipe.steps, threads=threads)
     if recipe.canvas is not None:  # a refiner reads its canvas whole
         config = dataclasses.replace(config, width=recipe.canvas.width, height=recipe.canvas.height)
     config = dataclasses.replace(config, steps=config.steps if steps is None else steps,

@@ -437,6 +437,9 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "corner_refiner_rounds = 0", "corner_refiner_turns = 3", "corner_refiner_turns = 0",
     "corner_refiner_heat = 0", "corner_refiner_heat = 1.5", "corner_refiner_overrule_heat = 0",
     "corner_refiner_apart = 0", "corner_refiner_far = 0", 'corner_refiner = "../elsewhere"',
+    'corner_grid = "../elsewhere"', "corner_grid_turns = 3", "corner_grid_rounds = 0", "corner_grid_heat = 0",
+    "corner_grid_heat = 1.5", "corner_grid_near_px = 0", "corner_grid_near_px = 9", "corner_grid_support = 4",
+    "corner_grid_support = 17",
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VisionSettingsError):
@@ -468,25 +471,44 @@ def test_a_network_finds_what_the_steps_before_it_miss(seed: int, hand: bool, wi
 # refiner, reading the board in four views turned a quarter turn each and averaging them, is
 # within 1% and sure enough to answer a refusal (every corner's heat 0.7 or more), and one view
 # (the refiner as session 18 asked it: one view, heat 0.85) is not (frames chosen again for
-# session 21's refiner, trained on twice the frames: 240042 left, 230042 came in)
+# session 21's refiner, trained on twice the frames: 240042 left, 230042 came in). Since
+# session 22 the grid reader chooses among the grids; the refiner's own rule, asked here, is
+# what decides with it off (`corner_grid = ""`).
+REFINER_RULE = dataclasses.replace(LocaliseSettings(), corner_grid="")
+
+
 @pytest.mark.parametrize("seed", [230042, 230105, 250021])
 def test_the_refiner_in_four_turned_views_answers_what_one_view_refuses(seed: int) -> None:
     r = render(seed, "flipflop-3x3", hand=True, distortion=0.0)
     assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
-    one_view = dataclasses.replace(LocaliseSettings(), corner_refiner_turns=1, corner_refiner_heat=0.85)
+    assert corner_error(find_board(r.frame, 3, 3, settings=REFINER_RULE), r.corners) < 0.01 * r.diagonal
+    one_view = dataclasses.replace(REFINER_RULE, corner_refiner_turns=1, corner_refiner_heat=0.85)
     with pytest.raises(NoBoardError):
         find_board(r.frame, 3, 3, settings=one_view)
 
 
 # Session 21: 3x3-only development frames where the finder's grid lies far (7-50%) off and the
 # refiner's corners 5% of the diagonal or more from it, sure enough to answer a refusal: the
-# refiner's grid is taken as for one (`corner_refiner_far`); nearer, an overrule asks more
+# refiner's grid is taken as for one (`corner_refiner_far`); nearer, an overrule asks more (the
+# refiner's rule, with the grid reader off)
 @pytest.mark.parametrize("seed, hand", [(240032, False), (250110, False), (240027, True)])
 def test_a_grid_far_from_the_refiners_counts_as_a_refusal(seed: int, hand: bool) -> None:
     r = render(seed, "flipflop-3x3", hand=hand, distortion=0.0)
-    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
-    never_far = dataclasses.replace(LocaliseSettings(), corner_refiner_far=1.0)
+    assert corner_error(find_board(r.frame, 3, 3, settings=REFINER_RULE), r.corners) < 0.01 * r.diagonal
+    never_far = dataclasses.replace(REFINER_RULE, corner_refiner_far=1.0)
     assert corner_error(find_board(r.frame, 3, 3, settings=never_far), r.corners) > 0.05 * r.diagonal
+
+
+# Session 22: 3x3-only development frames the refiner's rule refuses (230048, under a hand) or
+# answers wrong (230090 13.6% off, under a hand; 240076 1.8% off, no hand), where the grid
+# reader (`corner_grid`) keeps a grid within 1%, fitted to the intersections it marks
+@pytest.mark.parametrize("seed, hand", [(230048, True), (230090, True), (240076, False)])
+def test_the_grid_reader_keeps_a_grid_the_refiners_rule_misses(seed: int, hand: bool) -> None:
+    r = render(seed, "flipflop-3x3", hand=hand, distortion=0.0)
+    assert corner_error(find_board(r.frame, 3, 3), r.corners) < 0.01 * r.diagonal
+    with contextlib.suppress(NoBoardError):
+        missed = find_board(r.frame, 3, 3, settings=REFINER_RULE)
+        assert corner_error(missed, r.corners) > 0.01 * r.diagonal
 
 
 def test_a_missing_corner_network_is_a_clear_error(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,156 @@
+"""The 3x3 boards' grid reader (`models/corners-grid.onnx`, `vision/grid_reader.py`): its
+training truth (every intersection), the committed model seeing and fitting rendered boards
+(one under a hand), and how the finder chooses among its grids by it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.errors import ModelError, NoBoardError
+from referee.stills import render_still
+from referee.vision.classifier import default_models_dir, sha256_of
+from referee.vision.corner_data import RECIPES, grid_points, load_shards, render_view_shards
+from referee.vision.corner_net import STRIDE, CornerNet, peak_near
+from referee.vision.grid_reader import GridReader
+from referee.vision.localise import _with_grid_reader, canonical, grid_reader
+from referee.vision.pose import BoardPose, board_corners, corner_error, grid_through
+from referee.vision.settings import LocaliseSettings
+
+SETTINGS = LocaliseSettings()
+
+
+def _reader() -> GridReader:
+    return grid_reader(SETTINGS)
+
+
+def _truth(seed: int, hand: bool) -> tuple[np.ndarray, np.ndarray, float]:
+    """A rendered 3x3 start position (a seed no recipe draws), its true corners in turn
+    round the board, and its diagonal."""
+    still = render_still(seed, "flipflop-3x3", hand=hand, distortion=0.0)
+    hull = cv2.convexHull(still.corners.astype(np.float32), clockwise=False)
+    return still.frame, hull.reshape(-1, 2).astype(np.float64), still.diagonal
+
+
+def _moved(truth: np.ndarray, squares: np.ndarray) -> np.ndarray:
+    """The corners of the board moved by `squares` (board squares a corner)."""
+    to_frame = grid_through(truth, 3, 3)
+    return cv2.perspectiveTransform((board_corners(3, 3) + squares)[None].astype(np.float64), to_frame)[0]
+
+
+def _pose(quad: np.ndarray) -> BoardPose:
+    return canonical(grid_through(quad, 3, 3), 3, 3)
+
+
+def test_grid_points_are_every_intersection_through_the_corners() -> None:
+    square = np.array([[[10.0, 20.0], [40.0, 20.0], [40.0, 50.0], [10.0, 50.0]]])
+    points = grid_points(square, 3, 3)
+    assert points.shape == (1, 16, 2)
+    lattice = np.array([[10 + 10 * f, 20 + 10 * r] for r in range(4) for f in range(4)])
+    assert points[0] == pytest.approx(lattice)
+    tilted = np.array([[[100.0, 300.0], [400.0, 310.0], [350.0, 120.0], [150.0, 110.0]]])
+    corners = grid_points(tilted, 3, 3)[0][[0, 3, 15, 12]]
+    assert corners == pytest.approx(tilted[0], abs=1e-3)
+
+
+def test_peak_near_finds_the_strongest_mark_round_a_point_with_its_offset() -> None:
+    maps = np.zeros((3, 40, 40), np.float32)
+    maps[0, 10, 12], maps[1, 10, 12], maps[2, 10, 12] = 0.9, 0.25, 0.75
+    maps[0, 30, 30] = 1.0  # far away: not this point's
+    found = peak_near(maps, np.array([50.0, 42.0]), radius=2)
+    assert found is not None
+    point, heat = found
+    assert heat == pytest.approx(0.9)
+    assert point == pytest.approx([(12 + 0.25) * STRIDE - 0.5, (10 + 0.75) * STRIDE - 0.5])
+    assert peak_near(maps, np.array([-30.0, 10.0]), radius=2) is None
+
+
+def test_the_grid_recipe_reads_the_refiners_views_with_every_intersection_marked(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from referee.vision.corner_training import _marked
+
+    grid, refine = RECIPES["corners-grid"], RECIPES["corners-refine"]
+    same = ("games", "hand", "first_seed", "canvas", "views", "boards")
+    assert all(getattr(grid, name) == getattr(refine, name) for name in same)
+    assert grid.points == "grid" and refine.points == "corners" and grid.frames >= refine.frames
+    render_view_shards(tmp_path, grid, 1, jobs=1, progress=lambda _: None)
+    views = load_shards(tmp_path)
+    marked = _marked(views, grid)
+    assert marked.corners.shape == (grid.views, 16, 2)
+    assert marked.corners[:, [0, 3, 15, 12]] == pytest.approx(views.corners, abs=1e-3)
+    assert _marked(views, refine) is views
+
+
+def test_a_short_grid_training_run_writes_a_grid_readers_card(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from referee.vision.corner_training import CornerTrainConfig, train_corners
+
+    recipe = RECIPES["corners-grid"]
+    render_view_shards(tmp_path / "views", recipe, 2, jobs=1, progress=lambda _: None)
+    config = CornerTrainConfig(steps=2, batch=2, window=96, eval_every=2, threads=2, width=160, height=160)
+    path = train_corners(tmp_path / "views", tmp_path, config, progress=lambda _: None, recipe=recipe)
+    net = CornerNet.load(path)
+    assert net.card["points"] == "grid" and net.card["boards"] == ["3x3"]
+    assert net.card["rebuild"] == "referee train-corners --model corners-grid --threads 2"
+    assert set(net.card["metrics"]["validation"]) == {"step", "found", "median_px", "p95_px"}
+    GridReader(net, 0.3, 1.5)  # a grid reader's card
+
+
+def test_the_committed_grid_reader_matches_its_card_and_recipe() -> None:
+    path = default_models_dir() / "corners-grid.onnx"
+    net = _reader().net
+    recipe = RECIPES["corners-grid"]
+    assert net.card["points"] == "grid" and net.canvas == recipe.canvas and net.trained_on(3, 3)
+    assert net.card["onnx"]["sha256"] == sha256_of(path) and path.stat().st_size < 2 * 1024 * 1024
+    assert net.card["recipe"]["steps"] == recipe.steps
+    assert net.card["recipe"]["training_frames"] == recipe.frames * recipe.views - 100
+    assert net.card["rebuild"].startswith(recipe.command)
+
+
+def test_a_network_that_marks_only_corners_is_no_grid_reader() -> None:
+    with pytest.raises(ValueError, match="not a grid reader"):
+        GridReader(CornerNet.load("corners-refine"), 0.3, 1.5)
+    settings = dataclasses.replace(SETTINGS, corner_grid="corners-refine")
+    with pytest.raises(ModelError, match="not a grid reader"):
+        grid_reader(settings)
+
+
+def test_the_reader_sees_the_true_grid_not_one_a_third_of_a_square_off() -> None:
+    frame, truth, _ = _truth(321, hand=False)
+    reader = _reader()
+    assert reader.support(frame, truth).seen >= 15
+    off = _moved(truth, np.full((4, 2), [0.33, 0.0]))
+    assert reader.support(frame, off).seen < SETTINGS.corner_grid_support
+    assert reader.support(np.zeros_like(frame), truth).seen == 0  # a black frame marks nothing
+
+
+@pytest.mark.parametrize("seed, hand", [(321, False), (323, True)])
+def test_a_grid_fitted_to_the_marks_lands_on_the_board(seed: int, hand: bool) -> None:
+    frame, truth, diagonal = _truth(seed, hand)
+    rough = _moved(truth, np.array([[0.15, -0.1], [0.1, 0.2], [-0.2, 0.1], [0.0, -0.15]]))
+    fitted = _reader().fit(frame, rough)
+    assert fitted is not None
+    worst = np.linalg.norm(fitted - truth, axis=1).max() / diagonal
+    assert worst < (0.01 if hand else 0.005), f"{worst:.2%} of the diagonal off"
+    turned = _reader().fit(frame, np.roll(rough, 1, axis=0))  # any corner first: the same fit
+    assert turned == pytest.approx(np.roll(fitted, 1, axis=0), abs=1e-6)
+
+
+def test_the_finder_keeps_the_grid_best_seen_or_refuses() -> None:
+    frame, truth, diagonal = _truth(321, hand=False)
+    right = _pose(truth)
+    canonical_truth = right.corners_array
+    off = _pose(_moved(truth, np.full((4, 2), [0.33, 0.0])))
+    refused = NoBoardError("no board: something over it")
+    for chosen, refined in ((off, (right, 0.5)), (right, (off, 0.9)), (refused, (off, 0.9)), (off, None)):
+        found = _with_grid_reader(frame, chosen, refined, 3, 3, SETTINGS)
+        assert corner_error(found, canonical_truth) < 0.005 * diagonal  # the right grid, or one fitted
+    with pytest.raises(NoBoardError, match="something over it"):
+        _with_grid_reader(frame, refused, None, 3, 3, SETTINGS)
+    with pytest.raises(NoBoardError, match="intersections"):
+        _with_grid_reader(np.zeros_like(frame), right, (off, 0.9), 3, 3, SETTINGS)
