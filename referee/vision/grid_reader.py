@@ -68,6 +68,8 @@ class GridReader:
         at `quad` (canvas pixels), its heat, and the frame-to-canvas homography."""
         canvas = self.net.canvas
         assert canvas is not None
+        if frame_bgr.ndim == 2:  # a grey frame, which the finder also takes
+            frame_bgr = np.asarray(cv2.cvtColor(frame_bgr, cv2.COLOR_GRAY2BGR), np.uint8)
         image, to_canvas = canvas.view(frame_bgr, quad)
         maps = self.net.heat_maps(network_input(image))
         points, heats = [], []
