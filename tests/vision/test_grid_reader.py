@@ -39,7 +39,8 @@ def _truth(seed: int, hand: bool) -> tuple[np.ndarray, np.ndarray, float]:
 def _moved(truth: np.ndarray, squares: np.ndarray) -> np.ndarray:
     """The corners of the board moved by `squares` (board squares a corner)."""
     to_frame = grid_through(truth, 3, 3)
-    return cv2.perspectiveTransform((board_corners(3, 3) + squares)[None].astype(np.float64), to_frame)[0]
+    moved = (board_corners(3, 3) + squares)[None].astype(np.float64)
+    return np.asarray(cv2.perspectiveTransform(moved, to_frame)[0], np.float64)
 
 
 def _pose(quad: np.ndarray) -> BoardPose:
