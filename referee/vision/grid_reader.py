@@ -30,13 +30,10 @@ RADIUS = 3  # cells (of 4 canvas pixels) round a lattice point searched for its 
 class Support:
     """How well a grid is seen: `seen` of its intersections marked (heat at least the
     threshold) within the distance asked of the lattice point, and the median distance of
-    all those marked (canvas pixels); ordered so that the better supported is the greater."""
+    all those marked (canvas pixels)."""
 
     seen: int
     median_px: float
-
-    def key(self) -> tuple[int, float]:
-        return self.seen, -self.median_px
 
 
 @dataclass(frozen=True)

@@ -767,20 +767,21 @@ def _with_grid_reader(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardE
                       refined: tuple[BoardPose, float] | None, files: int, ranks: int,
                       s: LocaliseSettings) -> BoardPose:
     """A 3x3 board's grid, the best seen by the grid reader (`grid_reader.GridReader.support`:
-    most of its 16 intersections marked on it, then the nearest) of the finder's answer
+    of those with `corner_grid_support` of their 16 intersections marked on them, the one
+    whose marks lie nearest, by their median distance) of the finder's answer
     (`_with_corner_net`'s), the refiner's (`_refined`) and the grids fitted to the reader's
-    marks from each; refused where none has `corner_grid_support` intersections on it. The
-    line fits are precise where they hold, the refiner reads a board under a hand whole, and
-    the marks tell them apart and fit the grid the hand leaves in view. Read off the
-    development frames ("Session 22" in benchmarks/localise_accuracy.md)."""
+    marks from each; refused where none has that many. The line fits are precise where they
+    hold, the refiner reads a board under a hand whole, and the marks tell them apart and fit
+    the grid the hand leaves in view. Read off the development frames ("Session 22" in
+    benchmarks/localise_accuracy.md)."""
     reader = grid_reader(s)
     starts = [pose.corners_array for pose in (chosen, refined and refined[0]) if isinstance(pose, BoardPose)]
     fits = [reader.fit(frame_bgr, start) for start in starts]
-    best: tuple[tuple[int, float], FloatArray] | None = None
+    best: tuple[float, FloatArray] | None = None
     for quad in [*starts, *(fit for fit in fits if fit is not None)]:
         support = reader.support(frame_bgr, quad)
-        if support.seen >= s.corner_grid_support and (best is None or support.key() > best[0]):
-            best = (support.key(), quad)
+        if support.seen >= s.corner_grid_support and (best is None or support.median_px < best[0]):
+            best = (support.median_px, quad)
     if best is None:
         if isinstance(chosen, NoBoardError):
             raise chosen

@@ -452,7 +452,7 @@ def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # 
 # the corner network's corners is within 1%; the finder, corner network and all, locks onto a
 # border line a square off (230019, no hand) or refuses a board under a hand (230042, 240000,
 # 250063), while the refiner, reading the network's guess again rectified, is within 1% (the
-# steps before session 22's grid reader, which is off here: it loses 230006, 0.07% -> 2.1%)
+# steps before session 22's grid reader, which is off here)
 @pytest.mark.parametrize(("seed", "hand", "without", "off_by"), [
     (230006, True, "corner_net", 0.05), (240048, True, "corner_net", 0.05),
     (240081, True, "corner_net", 0.05), (240052, False, "corner_net", 0.05),
