@@ -121,4 +121,3 @@ def _board_lattice(files: int, ranks: int) -> NDArray[np.float64]:
     """Every intersection of the board's lines in board squares, rank-major (as
     `corner_data.grid_points` orders them)."""
     return np.array([[f, r] for r in range(ranks + 1) for f in range(files + 1)], np.float64)
-
