@@ -32,7 +32,7 @@ from referee.vision.crops import (
 )
 from referee.vision.datasets import DICE_LABELS, Sample
 from referee.vision.monomino import MONOMINO_LABELS, MONOMINO_MODEL, monomino_class
-from referee.vision.pose import BoardPose
+from referee.vision.pose import BoardPose, board_lattice
 from referee.vision.warp import top_face_quads
 
 GAMES = ("rinne", "tensei", "rinne-5x5", "flipflop-3x3", "flipflop-5x5")
@@ -52,8 +52,7 @@ def pose_of(truth: FrameTruth) -> BoardPose:
     """The board's pose as the homography best fitting the true grid intersections (the
     lens bends them slightly: this is what a perfect board finder would report)."""
     files, ranks = truth.files, truth.ranks
-    board = np.array([(f, r) for r in range(ranks + 1) for f in range(files + 1)], np.float64)
-    h, _ = cv2.findHomography(board, np.array(truth.grid, np.float64))
+    h, _ = cv2.findHomography(board_lattice(files, ranks), np.array(truth.grid, np.float64))
     return BoardPose.from_homography(np.asarray(h, np.float64), files, ranks)
 
 

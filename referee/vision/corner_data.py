@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.vision.corner_net import Canvas, shrink
-from referee.vision.pose import board_corners
+from referee.vision.pose import apply_homography, board_corners, board_lattice, grid_through
 
 FIRST_SEED = 5_000_000  # far from the finder's development and held-out sets (20000-260000)
 SHARD = 200
@@ -101,10 +101,8 @@ def grid_points(corners: NDArray[np.floating], files: int, ranks: int) -> NDArra
     corner, for corners (0, 0), (files, 0), (files, ranks), (0, ranks) in turn (N, 4, 2 ->
     N, (files + 1) * (ranks + 1), 2): the homography through the corners, as a flat board
     seen without lens distortion maps them."""
-    lattice = np.array([[f, r] for r in range(ranks + 1) for f in range(files + 1)], np.float64)
-    board = board_corners(files, ranks).astype(np.float32)
-    out = [cv2.perspectiveTransform(lattice[None], cv2.getPerspectiveTransform(
-        board, np.asarray(quad, np.float32)))[0] for quad in corners]
+    lattice = board_lattice(files, ranks)
+    out = [apply_homography(grid_through(quad, files, ranks), lattice) for quad in corners]
     return np.asarray(out, np.float32).reshape(len(out), len(lattice), 2)
 
 

@@ -201,7 +201,7 @@ class CornerNet:
 
     def guess(self, frame_bgr: NDArray[np.uint8]) -> CornerGuess | None:
         """The four corners in frame pixels, or None when the network sees no board."""
-        frame_bgr = _bgr(frame_bgr)
+        frame_bgr = as_bgr(frame_bgr)
         h, w = frame_bgr.shape[:2]
         x = network_input(shrink(frame_bgr, self.width, self.height))[None]
         (maps,) = self._session.run(None, {INPUT_NAME: x})
@@ -226,7 +226,7 @@ class CornerNet:
         if turns not in (1, 2, 4) or (turns == 4 and canvas.files != canvas.ranks):
             raise ValueError(f"a {canvas.files}x{canvas.ranks} canvas is read in 1, 2 or (if square) 4 "
                              f"turns, not {turns}")
-        frame_bgr = _bgr(frame_bgr)
+        frame_bgr = as_bgr(frame_bgr)
         starts = [4 // turns * k for k in range(turns)]
         points, heat = [], []
         for start in starts:  # one view a run: the exported input holds one image
@@ -240,7 +240,7 @@ class CornerNet:
         return CornerGuess(mean_points.astype(np.float64), mean_heat.astype(np.float64), 0.0)
 
 
-def _bgr(frame: NDArray[np.uint8]) -> NDArray[np.uint8]:
+def as_bgr(frame: NDArray[np.uint8]) -> NDArray[np.uint8]:
     """A colour frame as it is; a grey one (the finder also takes those) as BGR."""
     return frame if frame.ndim != 2 else np.asarray(cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR), np.uint8)
 

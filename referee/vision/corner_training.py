@@ -307,10 +307,7 @@ def _validate_grid(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],
             if found[1] >= MIN_HEAT:
                 marked += 1
                 errors.append(float(np.hypot(*(found[0] - point))))
-    if not errors:
-        return {"found": 0.0, "median_px": float("inf"), "p95_px": float("inf")}
-    return {"found": round(marked / max(seen, 1), 4), "median_px": round(float(np.median(errors)), 3),
-            "p95_px": round(float(np.percentile(errors, 95)), 3)}
+    return _validation(marked / max(seen, 1), errors)
 
 
 def _validate(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],
@@ -329,8 +326,14 @@ def _validate(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],
             continue
         found += 1
         errors.append(worst_corner_error(guess.points, data.corners[k]))
+    return _validation(found / len(val), errors)
+
+
+def _validation(found: float, errors: list[float]) -> dict[str, float]:
+    """The card's validation figures: the share found, and the median and 95th-percentile
+    error of those found (input pixels); nothing found is no error measured."""
     if not errors:
         return {"found": 0.0, "median_px": float("inf"), "p95_px": float("inf")}
-    return {"found": round(found / len(val), 4), "median_px": round(float(np.median(errors)), 3),
+    return {"found": round(found, 4), "median_px": round(float(np.median(errors)), 3),
             "p95_px": round(float(np.percentile(errors, 95)), 3)}
 

@@ -20,8 +20,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from referee.vision.corner_net import CornerNet, network_input, peak_near
-from referee.vision.pose import FloatArray, board_corners
+from referee.vision.corner_net import CornerNet, as_bgr, network_input, peak_near
+from referee.vision.pose import FloatArray, board_corners, board_lattice
 
 RADIUS = 3  # cells (of 4 canvas pixels) round a lattice point searched for its intersection
 
@@ -57,7 +57,7 @@ class GridReader:
         """The canvas pixels where a rightly guessed board's intersections lie, rank-major."""
         canvas = self.net.canvas
         assert canvas is not None
-        return (_board_lattice(canvas.files, canvas.ranks) + canvas.margin) * canvas.square_px
+        return (board_lattice(canvas.files, canvas.ranks) + canvas.margin) * canvas.square_px
 
     def marks(self, frame_bgr: NDArray[np.uint8], quad: FloatArray
               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -65,9 +65,7 @@ class GridReader:
         at `quad` (canvas pixels), its heat, and the frame-to-canvas homography."""
         canvas = self.net.canvas
         assert canvas is not None
-        if frame_bgr.ndim == 2:  # a grey frame, which the finder also takes
-            frame_bgr = np.asarray(cv2.cvtColor(frame_bgr, cv2.COLOR_GRAY2BGR), np.uint8)
-        image, to_canvas = canvas.view(frame_bgr, quad)
+        image, to_canvas = canvas.view(as_bgr(frame_bgr), quad)
         maps = self.net.heat_maps(network_input(image))
         points, heats = [], []
         for point in self.lattice():
@@ -97,7 +95,7 @@ class GridReader:
     def _fit_view(self, frame_bgr: NDArray[np.uint8], quad: FloatArray) -> FloatArray | None:
         canvas = self.net.canvas
         assert canvas is not None
-        board = _board_lattice(canvas.files, canvas.ranks)
+        board = board_lattice(canvas.files, canvas.ranks)
         corners = board_corners(canvas.files, canvas.ranks).astype(np.float64)
         for _ in range(self.rounds):
             points, heats, to_canvas = self.marks(frame_bgr, quad)
@@ -115,9 +113,3 @@ class GridReader:
             in_canvas = cv2.perspectiveTransform(corners[None], h)[0]
             quad = cv2.perspectiveTransform(in_canvas[None], np.linalg.inv(to_canvas))[0]
         return np.asarray(quad, np.float64)
-
-
-def _board_lattice(files: int, ranks: int) -> NDArray[np.float64]:
-    """Every intersection of the board's lines in board squares, rank-major (as
-    `corner_data.grid_points` orders them)."""
-    return np.array([[f, r] for r in range(ranks + 1) for f in range(files + 1)], np.float64)

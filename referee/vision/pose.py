@@ -111,6 +111,12 @@ def board_corners(files: int, ranks: int) -> FloatArray:
     return np.array([[0.0, 0.0], [files, 0.0], [files, ranks], [0.0, ranks]])
 
 
+def board_lattice(files: int, ranks: int) -> FloatArray:
+    """Every intersection of the board's lines in board squares, rank-major from (0, 0)
+    (index r * (files + 1) + f, as `FrameTruth.grid` holds them)."""
+    return np.array([[f, r] for r in range(ranks + 1) for f in range(files + 1)], np.float64)
+
+
 def grid_through(quad: NDArray[np.floating], files: int, ranks: int) -> FloatArray:
     """The homography (board squares to image pixels) that puts the board's corners (0, 0),
     (files, 0), (files, ranks), (0, ranks) at `quad`'s four points in turn."""
