@@ -21,7 +21,10 @@ a hand in a third of each game's frames, every third frame for the `legacy` ones
 - `x3-held-out`: 3x3-only sets 100000+ to 160000+ and 190000+;
 - `x3-development`: 3x3-only sets 230000+ 240000+ 250000+;
 - `development-2`: all-games sets 400000+ 410000+ 420000+, rendered in session 17 to read
-  the bigger boards' corner-network rule off more frames than `development`'s seven misses."""
+  the bigger boards' corner-network rule off more frames than `development`'s seven misses;
+- `fresh`: all-games sets 500000+ to 540000+, rendered in session 23 to settle what the
+  development frames leave open without reading it off `held-out`, and to check the headline
+  on frames no rule has seen."""
 
 from __future__ import annotations
 
@@ -71,6 +74,7 @@ SETS: dict[str, tuple[FrameSet, ...]] = {
     "x3-held-out": tuple(_x3(s) for s in (100000, 110000, 120000, 130000, 140000, 150000, 160000, 190000)),
     "x3-development": tuple(_x3(s) for s in (230000, 240000, 250000)),
     "development-2": tuple(_all(s) for s in (400000, 410000, 420000)),
+    "fresh": tuple(_all(s) for s in (500000, 510000, 520000, 530000, 540000)),
 }
 
 WITHIN = 1.0  # per cent of the diagonal

@@ -10,6 +10,10 @@ intersections marked near the lattice (`fit`: a homography through them, RANSAC 
 odd one a hand's edge makes). A hand over a corner hides a few intersections, not the grid:
 the rest still fix it, where a line fit locks onto the hand's edge and a corner network has
 to guess the hidden corner.
+
+The network was trained on 3x3 boards, but an intersection looks alike on any board: a bigger
+board is read a 3x3 window at a time (`windows`, `board_marks`), and its grid checked and
+fitted from every window's marks (`support`, `fit_board`).
 """
 
 from __future__ import annotations
@@ -21,19 +25,32 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.vision.corner_net import CornerNet, as_bgr, network_input, peak_near
-from referee.vision.pose import FloatArray, board_corners, board_lattice
+from referee.vision.pose import FloatArray, apply_homography, board_corners, board_lattice
 
 RADIUS = 3  # cells (of 4 canvas pixels) round a lattice point searched for its intersection
 
 
 @dataclass(frozen=True)
 class Support:
-    """How well a grid is seen: `seen` of its intersections marked (heat at least the
-    threshold) within the distance asked of the lattice point, and the median distance of
-    all those marked (canvas pixels)."""
+    """How well a grid is seen: `seen` of the `read` intersections its windows hold marked
+    (heat at least the threshold) within the distance asked of where it puts them, and the
+    median distance of all those marked (canvas pixels)."""
 
     seen: int
+    read: int
     median_px: float
+
+    def share(self) -> float:
+        return self.seen / self.read
+
+
+def windows(files: int, ranks: int) -> list[FloatArray]:
+    """The corners (board squares, in turn) of the 3x3 windows a board is read in: from each
+    side inwards, three squares apart, overlapping at the middle (a 3x3 board is one window,
+    a 5x5 board four)."""
+    def starts(n: int) -> list[int]:
+        return sorted({*range(0, n - 3, 3), n - 3})
+    return [board_corners(3, 3) + np.array([i, j]) for j in starts(ranks) for i in starts(files)]
 
 
 @dataclass(frozen=True)
@@ -74,10 +91,44 @@ class GridReader:
             heats.append(0.0 if found is None else found[1])
         return np.array(points), np.array(heats), to_canvas
 
-    def support(self, frame_bgr: NDArray[np.uint8], quad: FloatArray) -> Support:
-        points, heats, _ = self.marks(frame_bgr, quad)
-        apart = np.linalg.norm(points - self.lattice(), axis=1)[heats >= self.heat]
-        return Support(int(np.sum(apart <= self.near_px)), float(np.median(apart)) if len(apart) else np.inf)
+    def board_marks(self, frame_bgr: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
+                    ) -> tuple[FloatArray, FloatArray, NDArray[np.float64]]:
+        """Window by window, each intersection of the grid `h` (board squares to frame pixels)
+        in board squares, where the reader marks it (board squares, through `h`), and its heat."""
+        to_board = np.linalg.inv(h)
+        lattice, marked, heats = [], [], []
+        for window in windows(files, ranks):
+            points, heat, to_canvas = self.marks(frame_bgr, apply_homography(h, window))
+            lattice.append(board_lattice(3, 3) + window[0])
+            marked.append(apply_homography(to_board @ np.linalg.inv(to_canvas), points))
+            heats.append(heat)
+        return np.vstack(lattice), np.vstack(marked), np.concatenate(heats)
+
+    def support(self, frame_bgr: NDArray[np.uint8], h: FloatArray, files: int, ranks: int) -> Support:
+        """How well the grid `h` (board squares to frame pixels) is seen."""
+        lattice, marked, heats = self.board_marks(frame_bgr, h, files, ranks)
+        apart = self._square_px() * np.linalg.norm(marked - lattice, axis=1)[heats >= self.heat]
+        return Support(int(np.sum(apart <= self.near_px)), len(lattice),
+                       float(np.median(apart)) if len(apart) else np.inf)
+
+    def fit_board(self, frame_bgr: NDArray[np.uint8], h: FloatArray, files: int, ranks: int
+                  ) -> FloatArray | None:
+        """The grid (board squares to frame pixels) fitted to the intersections marked in every
+        window of the grid `h`, one view each, `rounds` times from the last fit; None where
+        too few are marked to fit."""
+        for _ in range(self.rounds):
+            lattice, marked, heats = self.board_marks(frame_bgr, h, files, ranks)
+            seen = heats >= self.heat
+            moved = _robust_homography(lattice[seen], marked[seen], self.near_px / self._square_px())
+            if moved is None:
+                return None
+            h = h @ moved
+        return np.asarray(h, np.float64)
+
+    def _square_px(self) -> float:
+        canvas = self.net.canvas
+        assert canvas is not None
+        return float(canvas.square_px)
 
     def fit(self, frame_bgr: NDArray[np.uint8], quad: FloatArray) -> FloatArray | None:
         """The board's corners (frame pixels, `quad`'s order) of the grid fitted to the
@@ -100,16 +151,24 @@ class GridReader:
         for _ in range(self.rounds):
             points, heats, to_canvas = self.marks(frame_bgr, quad)
             seen = heats >= self.heat
-            if seen.sum() < 5:  # four fix a homography; a fifth lets RANSAC refuse one
-                return None
-            h, inliers = cv2.findHomography(board[seen], points[seen], cv2.RANSAC, self.near_px)
-            if h is None:
-                return None
-            kept = inliers.ravel().astype(bool)
-            if kept.sum() >= 5:
-                h, _ = cv2.findHomography(board[seen][kept], points[seen][kept], 0)
+            h = _robust_homography(board[seen], points[seen], self.near_px)
             if h is None:
                 return None
             in_canvas = cv2.perspectiveTransform(corners[None], h)[0]
             quad = cv2.perspectiveTransform(in_canvas[None], np.linalg.inv(to_canvas))[0]
         return np.asarray(quad, np.float64)
+
+
+def _robust_homography(source: FloatArray, target: FloatArray, threshold: float) -> FloatArray | None:
+    """The homography taking `source` to `target`, fitted by RANSAC at `threshold` (target
+    units) and again through its inliers; None where fewer than five points are given (four
+    fix a homography; a fifth lets RANSAC refuse one) or no fit is found."""
+    if len(source) < 5:
+        return None
+    h, inliers = cv2.findHomography(source, target, cv2.RANSAC, threshold)
+    if h is None:
+        return None
+    kept = inliers.ravel().astype(bool)
+    if kept.sum() >= 5:
+        h, _ = cv2.findHomography(source[kept], target[kept], 0)
+    return None if h is None else np.asarray(h, np.float64)

@@ -19,7 +19,11 @@ or where the board's edge sits round it at one margin at least as well as round 
 On 5x5 and 5x6 boards a second network, trained on them too (`corner_net_big`), guesses the
 corners; that grid, fitted to its lines and confirmed by them as the search's grids are, is
 kept where the search refuses, or where the board's edge sits round it at least as well
-(`_net_fit_big`, `_with_big_net`).
+(`_net_fit_big`, `_with_big_net`). Last, a grid reader (`corner_grid`, grid_reader.py) marks
+every intersection of the board's lines in a view rectified by the grid found, a 3x3 window at
+a time: the grid is kept where its intersections are marked on it, or else the one best marked
+of the other grids found and the grids fitted to the marks from each (`_with_grid_reader`,
+`_with_grid_reader_big`).
 
 track: the same profile fit started from the previous pose on a crop around the board, in
 whatever naming of the corners the caller uses; None when the board has moved too far, so
@@ -600,7 +604,13 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
             if not s.corner_net_big:
                 return _find_big(frame_bgr, files, ranks, s)
             searched_big = _outcome(lambda: _find_big(frame_bgr, files, ranks, s))
-            return _with_big_net(frame_bgr, searched_big, _net_fit_big(frame_bgr, files, ranks, s), s)
+            guess = _big_guess(frame_bgr, files, ranks, s)
+            net_fit = _net_fit_big(frame_bgr, guess, files, ranks, s)
+            chosen_big = _outcome(lambda: _with_big_net(frame_bgr, searched_big, net_fit, s))
+            if not (s.corner_grid and s.corner_grid_big and corner_network(s.corner_net_big).trained_on(
+                    files, ranks)):
+                return _answer(chosen_big)
+            return _with_grid_reader_big(frame_bgr, chosen_big, net_fit, guess, files, ranks, s)
         searched = _outcome(lambda: _searched_small(frame_bgr, files, ranks, s))
         if not s.corner_net:
             return _answer(searched)
@@ -766,48 +776,88 @@ def grid_reader(s: LocaliseSettings) -> GridReader:
 def _with_grid_reader(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardError,
                       refined: tuple[BoardPose, float] | None, files: int, ranks: int,
                       s: LocaliseSettings) -> BoardPose:
-    """A 3x3 board's grid, the best seen by the grid reader (`grid_reader.GridReader.support`:
-    of those with `corner_grid_support` of their 16 intersections marked on them, the one
-    whose marks lie nearest, by their median distance) of the finder's answer
+    """A 3x3 board's grid, the best seen (`_best_seen`) of the finder's answer
     (`_with_corner_net`'s), the refiner's (`_refined`) and the grids fitted to the reader's
-    marks from each; refused where none has that many. The line fits are precise where they
-    hold, the refiner reads a board under a hand whole, and the marks tell them apart and fit
-    the grid the hand leaves in view. Read off the development frames ("Session 22" in
-    benchmarks/localise_accuracy.md)."""
+    marks from each. The line fits are precise where they hold, the refiner reads a board
+    under a hand whole, and the marks tell them apart and fit the grid the hand leaves in
+    view. Read off the development frames ("Session 22" in benchmarks/localise_accuracy.md)."""
     reader = grid_reader(s)
     starts = [pose.corners_array for pose in (chosen, refined and refined[0]) if isinstance(pose, BoardPose)]
-    fits = [reader.fit(frame_bgr, start) for start in starts]
+    fits = [fit for fit in (reader.fit(frame_bgr, start) for start in starts) if fit is not None]
+    return _best_seen(frame_bgr, [grid_through(quad, files, ranks) for quad in [*starts, *fits]], chosen,
+                      files, ranks, s)
+
+
+def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardError,
+                          net_fit: BoardPose | None, guess: NDArray[np.float32] | None,
+                          files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
+    """A 5x5 or 5x6 board's grid (the sizes the bigger boards' network knows, the only ones
+    measured): the finder's answer (`_with_big_net`'s) where the grid
+    reader sees it (`corner_grid_seen` of its intersections marked on it, read a 3x3 window at
+    a time) with its marks within `corner_grid_big_keep_px` (median); else the best seen
+    (`_best_seen`) of that answer, the network's fit (`_net_fit_big`), on a square board the
+    network's guess (a 5x6 board's guess may lay the files either way, and the marks cannot
+    tell: most intersections lie alike), the grids fitted to the reader's marks from each and
+    those fits fitted to the lines' profiles (`refine`). Under a hand a line fit can take a
+    rank off or lock onto the hand's edge, where the marks still show the grid. Read off the
+    development frames ("Session 23" in benchmarks/localise_accuracy.md)."""
+    reader = grid_reader(s)
+    colour = _colour(frame_bgr)
+    if isinstance(chosen, BoardPose):
+        support = reader.support(colour, chosen.h, files, ranks)
+        if support.share() >= s.corner_grid_seen and support.median_px <= s.corner_grid_big_keep_px:
+            return chosen
+    starts = [pose.h for pose in (chosen, net_fit) if isinstance(pose, BoardPose)]
+    if guess is not None and files == ranks:
+        starts.append(grid_through(guess, files, ranks))
+    fits = [fit for fit in (reader.fit_board(colour, h, files, ranks) for h in starts) if fit is not None]
+    polished = [refine(colour, fit, files, ranks, s) for fit in fits]
+    return _best_seen(colour, [*starts, *fits, *polished], chosen, files, ranks, s)
+
+
+def _best_seen(frame_bgr: NDArray[np.uint8], grids: list[FloatArray], chosen: BoardPose | NoBoardError,
+               files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
+    """Of the grids (board squares to frame pixels) the grid reader sees (`corner_grid_seen`
+    of their intersections marked on them), the one whose marks lie nearest (their median
+    distance); refused where it sees none, for the finder's reason where it refused too."""
+    reader = grid_reader(s)
     best: tuple[float, FloatArray] | None = None
-    for quad in [*starts, *(fit for fit in fits if fit is not None)]:
-        support = reader.support(frame_bgr, quad)
-        if support.seen >= s.corner_grid_support and (best is None or support.median_px < best[0]):
-            best = (support.median_px, quad)
+    for h in grids:
+        support = reader.support(frame_bgr, h, files, ranks)
+        if support.share() >= s.corner_grid_seen and (best is None or support.median_px < best[0]):
+            best = (support.median_px, h)
     if best is None:
         if isinstance(chosen, NoBoardError):
             raise chosen
-        raise NoBoardError(f"only few of the grid's intersections show where it puts them (fewer than "
-                           f"{s.corner_grid_support} of 16): something over the board?")
-    return canonical(grid_through(best[1], files, ranks), files, ranks)
+        raise NoBoardError(f"only few of the grid's intersections show where it puts them (less than "
+                           f"{s.corner_grid_seen:.0%}): something over the board?")
+    return canonical(best[1], files, ranks)
 
 
-def _net_fit_big(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
+def _big_guess(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
+               s: LocaliseSettings) -> NDArray[np.float32] | None:
+    """The corners the bigger boards' network (`corner_net_big`) guesses (`_guessed_quad`);
+    None where it sees no four corners or was not trained on this board's size (its card's
+    `boards`)."""
+    colour = _colour(frame_bgr)  # NoBoardError for what is no image (the search's refusal)
+    net = corner_network(s.corner_net_big)
+    return _guessed_quad(net, colour) if net.trained_on(files, ranks) else None
+
+
+def _net_fit_big(frame_bgr: NDArray[np.uint8], quad: NDArray[np.float32] | None, files: int, ranks: int,
                  s: LocaliseSettings) -> BoardPose | None:
     """A bigger board's grid from the corners the bigger boards' network (`corner_net_big`)
     guesses: the grid through them, with each of the two ways of laying the board's files
     along the guessed quadrilateral (a 5x6 board's sides differ; the guess names no corner),
     fitted to the lines' profiles (`refine`) and the fit whose lines best show (the profile
-    support's grid less half-way lines) fitted once more; None where the network sees no four
-    corners, was not trained on this board's size (its card's `boards`), or the fit is not
-    confirmed as `_first_confirmed` confirms the search's grids (its profiles pass, it is not
-    adrift). A fit from a guess within 2% of the diagonal (90% of held-out bigger-board frames,
-    75% under a hand) lands on the board's own lines, whatever hides the rest of them."""
-    colour = _colour(frame_bgr)  # NoBoardError for what is no image (the search's refusal)
-    net = corner_network(s.corner_net_big)
-    if not net.trained_on(files, ranks):
-        return None
-    quad = _guessed_quad(net, colour)
+    support's grid less half-way lines) fitted once more; None where the network guessed
+    none (`quad`, `_big_guess`) or the fit is not confirmed as `_first_confirmed` confirms the
+    search's grids (its profiles pass, it is not adrift). A fit from a guess within 2% of the
+    diagonal (90% of held-out bigger-board frames, 75% under a hand) lands on the board's own
+    lines, whatever hides the rest of them."""
     if quad is None:
         return None
+    colour = _colour(frame_bgr)
     best: tuple[float, FloatArray] | None = None
     for roll in (0, 1) if files != ranks else (0,):
         h = grid_through(np.roll(quad, roll, axis=0), files, ranks)

@@ -438,8 +438,8 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     "corner_refiner_heat = 0", "corner_refiner_heat = 1.5", "corner_refiner_overrule_heat = 0",
     "corner_refiner_apart = 0", "corner_refiner_far = 0", 'corner_refiner = "../elsewhere"',
     'corner_grid = "../elsewhere"', "corner_grid_turns = 3", "corner_grid_rounds = 0", "corner_grid_heat = 0",
-    "corner_grid_heat = 1.5", "corner_grid_near_px = 0", "corner_grid_near_px = 9", "corner_grid_support = 4",
-    "corner_grid_support = 17",
+    "corner_grid_heat = 1.5", "corner_grid_near_px = 0", "corner_grid_near_px = 9", "corner_grid_seen = 0",
+    "corner_grid_seen = 1.5", "corner_grid_big_keep_px = -1", "corner_grid_big_keep_px = 9",
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VisionSettingsError):
@@ -544,6 +544,22 @@ def test_the_bigger_boards_network_finds_what_the_line_search_misses(seed: int, 
         assert corner_error(searched, r.corners) > 0.01 * r.diagonal
 
 
+# Session 23: bigger-board development frames the finder refused (80000+ 167, a 5x5 board, no
+# hand; 410000+ 214 under a hand) or answered wrong (420000+ 171, a 5x6 board 7% off, no hand),
+# where the grid reader, a 3x3 window at a time, keeps a grid within 1% fitted to its marks
+@pytest.mark.parametrize(("seed", "game", "hand"), [
+    (80167, "tensei-5x5", False), (410214, "flipflop-5x5", True), (420171, "tensei", False),
+])
+def test_the_grid_reader_keeps_a_bigger_grid_the_finder_misses(seed: int, game: str, hand: bool) -> None:
+    r = render(seed, game, hand=hand, distortion=0.0)
+    files, ranks = r.truth.files, r.truth.ranks
+    assert corner_error(find_board(r.frame, files, ranks), r.corners) < 0.01 * r.diagonal
+    without = dataclasses.replace(LocaliseSettings(), corner_grid_big=False)
+    with contextlib.suppress(NoBoardError):
+        missed = find_board(r.frame, files, ranks, settings=without)
+        assert corner_error(missed, r.corners) > 0.01 * r.diagonal
+
+
 def test_a_bigger_board_the_network_guesses_wrong_under_a_hand_is_still_refused() -> None:
     # development 20000+ 192: the network's corners lie 38% off (the table's grain beside the
     # board under a hand), and the grid fitted there is adrift like the search's: no board
@@ -560,8 +576,10 @@ def test_the_bigger_boards_network_is_not_used_on_boards_it_was_not_trained_on()
     assert not net.trained_on(7, 7) and not net.trained_on(6, 9) and not net.trained_on(3, 3)
     r = render(20004, "flipflop-5x5", hand=False, distortion=0.0)
     # the same frame asked for as a 7x7 board: no guess is fitted at all
-    assert localise._net_fit_big(r.frame, 7, 7, LocaliseSettings()) is None
-    fitted = localise._net_fit_big(r.frame, 5, 5, LocaliseSettings())
+    assert localise._big_guess(r.frame, 7, 7, LocaliseSettings()) is None
+    guess = localise._big_guess(r.frame, 5, 5, LocaliseSettings())
+    assert localise._net_fit_big(r.frame, None, 5, 5, LocaliseSettings()) is None
+    fitted = localise._net_fit_big(r.frame, guess, 5, 5, LocaliseSettings())
     assert fitted is not None and corner_error(fitted, r.corners) < 0.01 * r.diagonal
 
 

@@ -1,6 +1,7 @@
-"""The 3x3 boards' grid reader (`models/corners-grid.onnx`, `vision/grid_reader.py`): its
-training truth (every intersection), the committed model seeing and fitting rendered boards
-(one under a hand), and how the finder chooses among its grids by it."""
+"""The grid reader (`models/corners-grid.onnx`, `vision/grid_reader.py`): its training truth
+(every intersection of a 3x3 board), the committed model seeing and fitting rendered boards
+(one under a hand; bigger boards a 3x3 window at a time), and how the finder chooses among its
+grids by it."""
 
 from __future__ import annotations
 
@@ -16,9 +17,16 @@ from referee.stills import render_still
 from referee.vision.classifier import default_models_dir, sha256_of
 from referee.vision.corner_data import RECIPES, grid_points, load_shards, render_view_shards
 from referee.vision.corner_net import STRIDE, CornerNet, peak_near
-from referee.vision.grid_reader import GridReader
+from referee.vision.grid_reader import GridReader, windows
 from referee.vision.localise import _with_grid_reader, canonical, grid_reader
-from referee.vision.pose import BoardPose, board_corners, corner_error, grid_through
+from referee.vision.pose import (
+    BoardPose,
+    apply_homography,
+    board_corners,
+    board_lattice,
+    corner_error,
+    grid_through,
+)
 from referee.vision.settings import LocaliseSettings
 
 SETTINGS = LocaliseSettings()
@@ -28,18 +36,18 @@ def _reader() -> GridReader:
     return grid_reader(SETTINGS)
 
 
-def _truth(seed: int, hand: bool) -> tuple[np.ndarray, np.ndarray, float]:
-    """A rendered 3x3 start position (a seed no recipe draws), its true corners in turn
-    round the board, and its diagonal."""
-    still = render_still(seed, "flipflop-3x3", hand=hand, distortion=0.0)
+def _truth(seed: int, hand: bool, game: str = "flipflop-3x3") -> tuple[np.ndarray, np.ndarray, float]:
+    """A rendered start position (a seed no recipe draws), its true corners in turn round
+    the board, and its diagonal."""
+    still = render_still(seed, game, hand=hand, distortion=0.0)
     hull = cv2.convexHull(still.corners.astype(np.float32), clockwise=False)
     return still.frame, hull.reshape(-1, 2).astype(np.float64), still.diagonal
 
 
-def _moved(truth: np.ndarray, squares: np.ndarray) -> np.ndarray:
-    """The corners of the board moved by `squares` (board squares a corner)."""
-    to_frame = grid_through(truth, 3, 3)
-    moved = (board_corners(3, 3) + squares)[None].astype(np.float64)
+def _moved(truth: np.ndarray, squares: np.ndarray, files: int = 3) -> np.ndarray:
+    """The corners of a square board moved by `squares` (board squares a corner)."""
+    to_frame = grid_through(truth, files, files)
+    moved = (board_corners(files, files) + squares)[None].astype(np.float64)
     return np.asarray(cv2.perspectiveTransform(moved, to_frame)[0], np.float64)
 
 
@@ -124,10 +132,12 @@ def test_a_network_that_marks_only_corners_is_no_grid_reader() -> None:
 def test_the_reader_sees_the_true_grid_not_one_a_third_of_a_square_off() -> None:
     frame, truth, _ = _truth(321, hand=False)
     reader = _reader()
-    assert reader.support(frame, truth).seen >= 15
-    off = _moved(truth, np.full((4, 2), [0.33, 0.0]))
-    assert reader.support(frame, off).seen < SETTINGS.corner_grid_support
-    assert reader.support(np.zeros_like(frame), truth).seen == 0  # a black frame marks nothing
+    seen = reader.support(frame, grid_through(truth, 3, 3), 3, 3)
+    assert seen.read == 16 and seen.seen >= 15 and seen.median_px < 0.5
+    off = grid_through(_moved(truth, np.full((4, 2), [0.33, 0.0])), 3, 3)
+    assert reader.support(frame, off, 3, 3).share() < SETTINGS.corner_grid_seen
+    black = reader.support(np.zeros_like(frame), grid_through(truth, 3, 3), 3, 3)
+    assert black.seen == 0  # a black frame marks nothing on the grid
 
 
 @pytest.mark.parametrize("seed, hand", [(321, False), (323, True)])
@@ -155,3 +165,36 @@ def test_the_finder_keeps_the_grid_best_seen_or_refuses() -> None:
         _with_grid_reader(frame, refused, None, 3, 3, SETTINGS)
     with pytest.raises(NoBoardError, match="intersections"):
         _with_grid_reader(np.zeros_like(frame), right, (off, 0.9), 3, 3, SETTINGS)
+
+
+@pytest.mark.parametrize("files, ranks, starts", [
+    (3, 3, [(0, 0)]), (5, 5, [(0, 0), (2, 0), (0, 2), (2, 2)]), (5, 6, [(0, 0), (2, 0), (0, 3), (2, 3)]),
+    (7, 7, [(i, j) for j in (0, 3, 4) for i in (0, 3, 4)]),
+])
+def test_a_board_is_read_in_3x3_windows_that_hold_every_intersection(
+        files: int, ranks: int, starts: list[tuple[int, int]]) -> None:
+    found = windows(files, ranks)
+    assert [tuple(w[0]) for w in found] == starts
+    assert all(w == pytest.approx(board_corners(3, 3) + w[0]) for w in found)
+    held = {tuple(p) for w in found for p in board_lattice(3, 3) + w[0]}
+    assert held == {tuple(p) for p in board_lattice(files, ranks)}
+
+
+def test_the_reader_sees_a_5x5_boards_grid_a_window_at_a_time() -> None:
+    frame, truth, _ = _truth(325, hand=False, game="flipflop-5x5")
+    reader = _reader()
+    seen = reader.support(frame, grid_through(truth, 5, 5), 5, 5)
+    assert seen.read == 64 and seen.share() >= 0.9 and seen.median_px < 0.5
+    off = grid_through(_moved(truth, np.full((4, 2), [0.33, 0.0]), files=5), 5, 5)
+    assert reader.support(frame, off, 5, 5).share() < SETTINGS.corner_grid_seen
+
+
+@pytest.mark.parametrize("seed, hand", [(325, False), (327, True)])
+def test_a_5x5_grid_fitted_to_the_marks_lands_on_the_board(seed: int, hand: bool) -> None:
+    frame, truth, diagonal = _truth(seed, hand, game="flipflop-5x5")
+    rough = _moved(truth, np.array([[0.15, -0.1], [0.1, 0.2], [-0.2, 0.1], [0.0, -0.15]]), files=5)
+    fitted = _reader().fit_board(frame, grid_through(rough, 5, 5), 5, 5)
+    assert fitted is not None
+    worst = np.linalg.norm(apply_homography(fitted, board_corners(5, 5)) - truth, axis=1).max() / diagonal
+    assert worst < (0.01 if hand else 0.005), f"{worst:.2%} of the diagonal off"
+    assert _reader().fit_board(np.zeros_like(frame), grid_through(rough, 5, 5), 5, 5) is None
