@@ -792,15 +792,15 @@ def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBo
                           net_fit: BoardPose | None, guess: NDArray[np.float32] | None,
                           files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
     """A 5x5 or 5x6 board's grid (the sizes the bigger boards' network knows, the only ones
-    measured): the finder's answer (`_with_big_net`'s) where the grid
-    reader sees it (`corner_grid_seen` of its intersections marked on it, read a 3x3 window at
-    a time) with its marks within `corner_grid_big_keep_px` (median); else the best seen
-    (`_best_seen`) of that answer, the network's fit (`_net_fit_big`), on a square board the
-    network's guess (a 5x6 board's guess may lay the files either way, and the marks cannot
-    tell: most intersections lie alike), the grids fitted to the reader's marks from each and
-    those fits fitted to the lines' profiles (`refine`). Under a hand a line fit can take a
-    rank off or lock onto the hand's edge, where the marks still show the grid. Read off the
-    development frames ("Session 23" in benchmarks/localise_accuracy.md)."""
+    measured): the finder's answer (`_with_big_net`'s) where the grid reader sees it
+    (`corner_grid_seen` of its intersections marked on it, read a 3x3 window at a time) with
+    its marks within `corner_grid_big_keep_px` (median); else the best seen (`_best_seen`) of
+    that answer, the network's fit (`_net_fit_big`), on a square board the network's guess
+    (a 5x6 board's guess may lay the files either way, and the marks cannot tell: most
+    intersections lie alike), the grids fitted to the reader's marks from each and those fits
+    fitted to the lines' profiles (`refine`). Under a hand a line fit can take a rank off or
+    lock onto the hand's edge, where the marks still show the grid. Read off the development
+    frames ("Session 23" in benchmarks/localise_accuracy.md)."""
     reader = grid_reader(s)
     colour = _colour(frame_bgr)
     if isinstance(chosen, BoardPose):
