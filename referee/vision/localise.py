@@ -784,8 +784,14 @@ def _with_grid_reader(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardE
     reader = grid_reader(s)
     starts = [pose.corners_array for pose in (chosen, refined and refined[0]) if isinstance(pose, BoardPose)]
     fits = [fit for fit in (reader.fit(frame_bgr, start) for start in starts) if fit is not None]
-    return _best_seen(frame_bgr, [grid_through(quad, files, ranks) for quad in [*starts, *fits]], chosen,
-                      files, ranks, s)
+    grids = [grid_through(quad, files, ranks) for quad in [*starts, *fits]]
+    best = _best_seen(frame_bgr, grids, files, ranks, s)
+    if best is not None:
+        return best
+    if isinstance(chosen, NoBoardError):
+        raise chosen
+    raise NoBoardError(f"only few of the grid's intersections show where it puts them (less than "
+                       f"{s.corner_grid_seen:.0%}): something over the board?")
 
 
 def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardError,
@@ -798,40 +804,47 @@ def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBo
     that answer, the network's fit (`_net_fit_big`), on a square board the network's guess
     (a 5x6 board's guess may lay the files either way, and the marks cannot tell: most
     intersections lie alike), the grids fitted to the reader's marks from each and those fits
-    fitted to the lines' profiles (`refine`). Under a hand a line fit can take a rank off or
-    lock onto the hand's edge, where the marks still show the grid. Read off the development
-    frames ("Session 23" in benchmarks/localise_accuracy.md)."""
+    fitted to the lines' profiles (`refine`), these last three only where their lines do not
+    run on beyond them (`_lines_run_on`); where it sees none, the finder's answer or refusal (a
+    board style the reader never saw, as the tests' drawn checkers, is marked little). Under a hand a line fit
+    can take a rank off or lock onto the hand's edge, where the marks still show the grid.
+    Read off the development frames ("Session 23" in benchmarks/localise_accuracy.md)."""
     reader = grid_reader(s)
     colour = _colour(frame_bgr)
     if isinstance(chosen, BoardPose):
         support = reader.support(colour, chosen.h, files, ranks)
         if support.share() >= s.corner_grid_seen and support.median_px <= s.corner_grid_big_keep_px:
             return chosen
-    starts = [pose.h for pose in (chosen, net_fit) if isinstance(pose, BoardPose)]
-    if guess is not None and files == ranks:
-        starts.append(grid_through(guess, files, ranks))
-    fits = [fit for fit in (reader.fit_board(colour, h, files, ranks) for h in starts) if fit is not None]
+    confirmed = [pose.h for pose in (chosen, net_fit) if isinstance(pose, BoardPose)]
+    guessed = [grid_through(guess, files, ranks)] if guess is not None and files == ranks else []
+    fits = [fit for fit in (reader.fit_board(colour, h, files, ranks) for h in [*confirmed, *guessed])
+            if fit is not None]
     polished = [refine(colour, fit, files, ranks, s) for fit in fits]
-    return _best_seen(colour, [*starts, *fits, *polished], chosen, files, ranks, s)
+    held = [h for h in [*guessed, *fits, *polished] if not _lines_run_on(colour, h, files, ranks, s)]
+    return _best_seen(colour, [*confirmed, *held], files, ranks, s) or _answer(chosen)
 
 
-def _best_seen(frame_bgr: NDArray[np.uint8], grids: list[FloatArray], chosen: BoardPose | NoBoardError,
-               files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
+def _lines_run_on(colour: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
+                  s: LocaliseSettings) -> bool:
+    """Whether a grid's lines run on one square beyond it about as strongly as they show
+    (`max_outside_ratio`): a window of a bigger board, which the grid reader marks as well as
+    a board's own grid."""
+    support = profile_support(colour, h, files, ranks)
+    return support.outside > s.max_outside_ratio * support.grid
+
+
+def _best_seen(frame_bgr: NDArray[np.uint8], grids: list[FloatArray], files: int, ranks: int,
+               s: LocaliseSettings) -> BoardPose | None:
     """Of the grids (board squares to frame pixels) the grid reader sees (`corner_grid_seen`
     of their intersections marked on them), the one whose marks lie nearest (their median
-    distance); refused where it sees none, for the finder's reason where it refused too."""
+    distance); None where it sees none."""
     reader = grid_reader(s)
     best: tuple[float, FloatArray] | None = None
     for h in grids:
         support = reader.support(frame_bgr, h, files, ranks)
         if support.share() >= s.corner_grid_seen and (best is None or support.median_px < best[0]):
             best = (support.median_px, h)
-    if best is None:
-        if isinstance(chosen, NoBoardError):
-            raise chosen
-        raise NoBoardError(f"only few of the grid's intersections show where it puts them (less than "
-                           f"{s.corner_grid_seen:.0%}): something over the board?")
-    return canonical(best[1], files, ranks)
+    return None if best is None else canonical(best[1], files, ranks)
 
 
 def _big_guess(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
