@@ -805,10 +805,11 @@ def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBo
     (a 5x6 board's guess may lay the files either way, and the marks cannot tell: most
     intersections lie alike), the grids fitted to the reader's marks from each and those fits
     fitted to the lines' profiles (`refine`), these last three only where their lines do not
-    run on beyond them (`_lines_run_on`); where it sees none, the finder's answer or refusal (a
-    board style the reader never saw, as the tests' drawn checkers, is marked little). Under a hand a line fit
-    can take a rank off or lock onto the hand's edge, where the marks still show the grid.
-    Read off the development frames ("Session 23" in benchmarks/localise_accuracy.md)."""
+    run on beyond them (`_lines_run_on`); where it sees none, the finder's answer or refusal
+    (a board style the reader never saw, as the tests' drawn checkers, is marked little).
+    Under a hand a line fit can take a rank off or lock onto the hand's edge, where the marks
+    still show the grid. Read off the development frames ("Session 23" in
+    benchmarks/localise_accuracy.md)."""
     reader = grid_reader(s)
     colour = _colour(frame_bgr)
     if isinstance(chosen, BoardPose):
