@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.vision.corner_net import CornerNet, as_bgr, network_input, peak_near
-from referee.vision.pose import FloatArray, apply_homography, board_corners, board_lattice
+from referee.vision.pose import FloatArray, apply_homography, board_corners, board_lattice, grid_through
 
 RADIUS = 3  # cells (of 4 canvas pixels) round a lattice point searched for its intersection
 
@@ -124,6 +124,42 @@ class GridReader:
                 return None
             h = h @ moved
         return np.asarray(h, np.float64)
+
+    def settled_marks(self, frame_bgr: NDArray[np.uint8], h: FloatArray, move: float, spread: float
+                      ) -> tuple[FloatArray, FloatArray]:
+        """The intersections of the grid `h` (board squares to frame pixels) whose marks stay
+        put when the guess moves: read from `h` and from guesses moved `move` squares (under
+        half a square) either way along each side and grown and shrunk by a third of that,
+        `turns` views each, and kept where every read marks one that lies within `spread`
+        squares of their median. Under a hand the network still marks the intersections it
+        cannot see, but where the guess puts them, so they move with it and pull a fit
+        towards its start; those it sees stay. Their board squares and frame pixels (the
+        median)."""
+        canvas = self.net.canvas
+        assert canvas is not None
+        files, ranks = canvas.files, canvas.ranks
+        lattice, corners = board_lattice(files, ranks), board_corners(files, ranks)
+        centre, to_board = np.array([files, ranks]) / 2, np.linalg.inv(h)
+        moves = [(0.0, 0.0, 1.0), (move, 0.0, 1.0), (-move, 0.0, 1.0), (0.0, move, 1.0), (0.0, -move, 1.0),
+                 (0.0, 0.0, 1 + move / 3), (0.0, 0.0, 1 - move / 3)]
+        reads = []
+        for dx, dy, scale in moves:
+            quad = apply_homography(h, (corners - centre) * scale + centre + [dx, dy])
+            for turn in range(self.turns):
+                turned = np.roll(quad, turn, axis=0)
+                points, heats, to_canvas = self.marks(frame_bgr, turned)
+                # Each read's lattice point named by the intersection nearest where it lies.
+                named = np.rint(apply_homography(to_board @ grid_through(turned, files, ranks), lattice))
+                order = (named[:, 1] * (files + 1) + named[:, 0]).astype(int)
+                marked = apply_homography(to_board @ np.linalg.inv(to_canvas), points)
+                marked[heats < self.heat] = np.nan
+                read = np.full_like(marked, np.nan)
+                read[order] = marked
+                reads.append(read)
+        stack = np.array(reads)
+        median = np.median(stack, axis=0)
+        settled = np.all(np.linalg.norm(stack - median, axis=2) <= spread, axis=0)
+        return lattice[settled], apply_homography(h, median[settled])
 
     def _square_px(self) -> float:
         canvas = self.net.canvas

@@ -60,6 +60,7 @@ from referee.vision.pose import (
     FloatArray,
     apply_homography,
     board_corners,
+    camera_homography,
     corner_error,
     grid_through,
 )
@@ -787,11 +788,29 @@ def _with_grid_reader(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardE
     grids = [grid_through(quad, files, ranks) for quad in [*starts, *fits]]
     best = _best_seen(frame_bgr, grids, files, ranks, s)
     if best is not None:
-        return best
+        return _settled(frame_bgr, best, s)
     if isinstance(chosen, NoBoardError):
         raise chosen
     raise NoBoardError(f"only few of the grid's intersections show where it puts them (less than "
                        f"{s.corner_grid_seen:.0%}): something over the board?")
+
+
+def _settled(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:
+    """A 3x3 board's grid fitted again, as a camera sees a flat board (`camera_homography`),
+    through the intersections whose marks stay put when the guess moves
+    (`GridReader.settled_marks`, `corner_grid_settle`); as it is where fewer than
+    `corner_grid_settle_points` do. Under a hand the reader marks the hidden intersections
+    where the grid it was given puts them, which holds every fit near its start; the
+    intersections in view, with the board's squares kept square, place the hidden corner.
+    Read off the 3x3 development frames ("Session 24" in benchmarks/localise_accuracy.md)."""
+    if s.corner_grid_settle <= 0:
+        return pose
+    board, image = grid_reader(s).settled_marks(frame_bgr, pose.h, s.corner_grid_settle,
+                                                s.corner_grid_settle_spread)
+    if len(board) < s.corner_grid_settle_points:
+        return pose
+    h = camera_homography(board, image, (frame_bgr.shape[1], frame_bgr.shape[0]))
+    return pose if h is None else canonical(h, pose.files, pose.ranks)
 
 
 def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardError,

@@ -1,7 +1,7 @@
 """The grid reader (`models/corners-grid.onnx`, `vision/grid_reader.py`): its training truth
 (every intersection of a 3x3 board), the committed model seeing and fitting rendered boards
-(one under a hand; bigger boards a 3x3 window at a time), and how the finder chooses among its
-grids by it."""
+(one under a hand; bigger boards a 3x3 window at a time), how the finder chooses among its
+grids by it, and the grid fitted again through the marks that stay put under a hand."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from referee.vision.classifier import default_models_dir, sha256_of
 from referee.vision.corner_data import RECIPES, grid_points, load_shards, render_view_shards
 from referee.vision.corner_net import STRIDE, CornerNet, peak_near
 from referee.vision.grid_reader import GridReader, windows
-from referee.vision.localise import _with_grid_reader, canonical, grid_reader
+from referee.vision.localise import _settled, _with_grid_reader, canonical, grid_reader
 from referee.vision.pose import (
     BoardPose,
     apply_homography,
@@ -198,3 +198,34 @@ def test_a_5x5_grid_fitted_to_the_marks_lands_on_the_board(seed: int, hand: bool
     worst = np.linalg.norm(apply_homography(fitted, board_corners(5, 5)) - truth, axis=1).max() / diagonal
     assert worst < (0.01 if hand else 0.005), f"{worst:.2%} of the diagonal off"
     assert _reader().fit_board(np.zeros_like(frame), grid_through(rough, 5, 5), 5, 5) is None
+
+
+def test_marks_in_view_stay_put_and_those_under_a_hand_move_with_the_guess() -> None:
+    settings = (SETTINGS.corner_grid_settle, SETTINGS.corner_grid_settle_spread)
+    frame, truth, diagonal = _truth(321, hand=False)
+    board, image = _reader().settled_marks(frame, grid_through(truth, 3, 3), *settings)
+    assert len(board) == 16  # no hand: every intersection stays, where the board has it
+    assert np.linalg.norm(apply_homography(grid_through(truth, 3, 3), board) - image, axis=1).max() < 0.005 * diagonal
+    frame, truth, diagonal = _truth(341, hand=True)
+    fitted = _reader().fit(frame, truth)
+    assert fitted is not None
+    board, image = _reader().settled_marks(frame, grid_through(fitted, 3, 3), *settings)
+    assert 5 <= len(board) < 12  # the hand hides the rest
+    in_view = apply_homography(grid_through(truth, 3, 3), board)
+    assert np.linalg.norm(in_view - image, axis=1).max() < 0.005 * diagonal
+    assert len(_reader().settled_marks(np.zeros_like(frame), grid_through(truth, 3, 3), *settings)[0]) == 0
+
+
+@pytest.mark.parametrize("seed", [329, 341, 349])
+def test_the_grid_fitted_through_the_marks_in_view_places_the_corner_under_a_hand(seed: int) -> None:
+    frame, truth, diagonal = _truth(seed, hand=True)
+    rough = _moved(truth, np.array([[0.15, -0.1], [0.1, 0.2], [-0.2, 0.1], [0.0, -0.15]]))
+    fitted = _reader().fit(frame, rough)
+    assert fitted is not None
+    right = _pose(truth).corners_array
+    assert corner_error(_pose(fitted), right) > 0.01 * diagonal  # the hidden marks hold it near its start
+    assert corner_error(_settled(frame, _pose(fitted), SETTINGS), right) < 0.0075 * diagonal
+    off = dataclasses.replace(SETTINGS, corner_grid_settle=0.0)
+    assert _settled(frame, _pose(fitted), off) == _pose(fitted)
+    too_few = dataclasses.replace(SETTINGS, corner_grid_settle_points=17)
+    assert _settled(frame, _pose(fitted), too_few) == _pose(fitted)
