@@ -149,7 +149,8 @@ def corner_error(found: BoardPose, truth_corners: FloatArray, *, any_orientation
 
 
 def camera_homography(board_points: FloatArray, image_points: FloatArray, image_size: tuple[int, int],
-                      focal_range: tuple[float, float] = (0.4, 2.0), focal_steps: int = 40) -> FloatArray | None:
+                      focal_range: tuple[float, float] = (0.4, 2.0), focal_steps: int = 40
+                      ) -> FloatArray | None:
     """The homography (board squares to image pixels) of the flat board as a pinhole camera
     sees it, fitted to points of it seen at `image_points`: square pixels, the principal
     point at the image centre, and of `focal_steps` focal lengths spaced evenly in ratio over
