@@ -125,41 +125,57 @@ class GridReader:
             h = h @ moved
         return np.asarray(h, np.float64)
 
-    def settled_marks(self, frame_bgr: NDArray[np.uint8], h: FloatArray, move: float, spread: float
-                      ) -> tuple[FloatArray, FloatArray]:
+    def settled_marks(self, frame_bgr: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
+                      move: float, spread: float) -> tuple[FloatArray, FloatArray]:
         """The intersections of the grid `h` (board squares to frame pixels) whose marks stay
-        put when the guess moves: read from `h` and from guesses moved `move` squares (under
-        half a square) either way along each side and grown and shrunk by a third of that,
-        `turns` views each, and kept where every read marks one that lies within `spread`
-        squares of their median. Under a hand the network still marks the intersections it
-        cannot see, but where the guess puts them, so they move with it and pull a fit
-        towards its start; those it sees stay. Their board squares and frame pixels (the
-        median)."""
-        canvas = self.net.canvas
-        assert canvas is not None
-        files, ranks = canvas.files, canvas.ranks
-        lattice, corners = board_lattice(files, ranks), board_corners(files, ranks)
-        centre, to_board = np.array([files, ranks]) / 2, np.linalg.inv(h)
+        put when the guess moves: each 3x3 window (`windows`) read from `h` and from guesses
+        moved `move` squares (under half a square) either way along each side and grown and
+        shrunk about the window's middle by a third of that, `turns` views each, and an
+        intersection kept where every read that holds it marks one within `spread` squares of
+        their median. Under a hand the network still marks the intersections it cannot see,
+        but where the guess puts them, so they move with it and pull a fit towards its start;
+        those it sees stay. Their board squares and frame pixels (the median)."""
+        lattice, to_board = board_lattice(files, ranks), np.asarray(np.linalg.inv(h), np.float64)
         moves = [(0.0, 0.0, 1.0), (move, 0.0, 1.0), (-move, 0.0, 1.0), (0.0, move, 1.0), (0.0, -move, 1.0),
                  (0.0, 0.0, 1 + move / 3), (0.0, 0.0, 1 - move / 3)]
-        reads = []
-        for dx, dy, scale in moves:
-            quad = apply_homography(h, (corners - centre) * scale + centre + [dx, dy])
-            for turn in range(self.turns):
-                turned = np.roll(quad, turn, axis=0)
-                points, heats, to_canvas = self.marks(frame_bgr, turned)
-                # Each read's lattice point named by the intersection nearest where it lies.
-                named = np.rint(apply_homography(to_board @ grid_through(turned, files, ranks), lattice))
-                order = (named[:, 1] * (files + 1) + named[:, 0]).astype(int)
-                marked = apply_homography(to_board @ np.linalg.inv(to_canvas), points)
-                marked[heats < self.heat] = np.nan
-                read = np.full_like(marked, np.nan)
-                read[order] = marked
-                reads.append(read)
-        stack = np.array(reads)
-        median = np.median(stack, axis=0)
-        settled = np.all(np.linalg.norm(stack - median, axis=2) <= spread, axis=0)
-        return lattice[settled], apply_homography(h, median[settled])
+        reads: list[FloatArray] = []  # one a read: each intersection's mark (board squares), nan where none
+        held: list[NDArray[np.bool_]] = []  # ... and the intersections the read's window holds
+        for window in windows(files, ranks):
+            middle = window.mean(axis=0)
+            for dx, dy, scale in moves:
+                quad = apply_homography(h, (window - middle) * scale + middle + [dx, dy])
+                for turn in range(self.turns):
+                    turned = np.roll(quad, turn, axis=0)
+                    read, holds = self._read_named(frame_bgr, turned, to_board, files, ranks)
+                    reads.append(read)
+                    held.append(holds)
+        stack, holding = np.array(reads), np.array(held)
+        settled, medians = [], []
+        for k in range(len(lattice)):
+            marks = stack[holding[:, k], k]
+            if len(marks) == 0 or np.isnan(marks).any():
+                continue
+            median = np.median(marks, axis=0)
+            if np.linalg.norm(marks - median, axis=1).max() <= spread:
+                settled.append(k)
+                medians.append(median)
+        return lattice[settled], apply_homography(h, np.array(medians).reshape(-1, 2))
+
+    def _read_named(self, frame_bgr: NDArray[np.uint8], quad: FloatArray, to_board: FloatArray, files: int,
+                    ranks: int) -> tuple[FloatArray, NDArray[np.bool_]]:
+        """One read of a 3x3 window guessed at `quad`: each board intersection's mark (board
+        squares, through `to_board`; nan where unmarked) and which intersections it holds,
+        each of its lattice points named by the intersection nearest where it lies."""
+        points, heats, to_canvas = self.marks(frame_bgr, quad)
+        named = np.rint(apply_homography(to_board @ grid_through(quad, 3, 3), board_lattice(3, 3)))
+        index = (named[:, 1] * (files + 1) + named[:, 0]).astype(int)
+        marked = apply_homography(to_board @ np.linalg.inv(to_canvas), points)
+        marked[heats < self.heat] = np.nan
+        read = np.full(((files + 1) * (ranks + 1), 2), np.nan)
+        read[index] = marked
+        holds = np.zeros(len(read), bool)
+        holds[index] = True
+        return read, holds
 
     def _square_px(self) -> float:
         canvas = self.net.canvas

@@ -796,17 +796,17 @@ def _with_grid_reader(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardE
 
 
 def _settled(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:
-    """A 3x3 board's grid fitted again, as a camera sees a flat board (`camera_homography`),
+    """A grid the reader chose fitted again, as a camera sees a flat board (`camera_homography`),
     through the intersections whose marks stay put when the guess moves
     (`GridReader.settled_marks`, `corner_grid_settle`); as it is where fewer than
     `corner_grid_settle_points` do. Under a hand the reader marks the hidden intersections
     where the grid it was given puts them, which holds every fit near its start; the
     intersections in view, with the board's squares kept square, place the hidden corner.
-    Read off the 3x3 development frames ("Session 24" in benchmarks/localise_accuracy.md)."""
+    Read off the development frames ("Session 24" in benchmarks/localise_accuracy.md)."""
     if s.corner_grid_settle <= 0:
         return pose
-    board, image = grid_reader(s).settled_marks(frame_bgr, pose.h, s.corner_grid_settle,
-                                                s.corner_grid_settle_spread)
+    board, image = grid_reader(s).settled_marks(frame_bgr, pose.h, pose.files, pose.ranks,
+                                                s.corner_grid_settle, s.corner_grid_settle_spread)
     if len(board) < s.corner_grid_settle_points:
         return pose
     h = camera_homography(board, image, (frame_bgr.shape[1], frame_bgr.shape[0]))
@@ -827,7 +827,9 @@ def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBo
     run on beyond them (`_lines_run_on`); where it sees none, the finder's answer or refusal
     (a board style the reader never saw, as the tests' drawn checkers, is marked little).
     Under a hand a line fit can take a rank off or lock onto the hand's edge, where the marks
-    still show the grid. Read off the development frames ("Session 23" in
+    still show the grid. The best seen is fitted again through the marks that stay put
+    (`_settled`); a kept answer is not, since the line fits are the more precise. Read off
+    the development frames ("Session 23" and "Session 24" in
     benchmarks/localise_accuracy.md)."""
     reader = grid_reader(s)
     colour = _colour(frame_bgr)
@@ -841,7 +843,8 @@ def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBo
             if fit is not None]
     polished = [refine(colour, fit, files, ranks, s) for fit in fits]
     held = [h for h in [*guessed, *fits, *polished] if not _lines_run_on(colour, h, files, ranks, s)]
-    return _best_seen(colour, [*confirmed, *held], files, ranks, s) or _answer(chosen)
+    best = _best_seen(colour, [*confirmed, *held], files, ranks, s)
+    return _answer(chosen) if best is None else _settled(colour, best, s)
 
 
 def _lines_run_on(colour: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,

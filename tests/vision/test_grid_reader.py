@@ -203,18 +203,19 @@ def test_a_5x5_grid_fitted_to_the_marks_lands_on_the_board(seed: int, hand: bool
 def test_marks_in_view_stay_put_and_those_under_a_hand_move_with_the_guess() -> None:
     settings = (SETTINGS.corner_grid_settle, SETTINGS.corner_grid_settle_spread)
     frame, truth, diagonal = _truth(321, hand=False)
-    board, image = _reader().settled_marks(frame, grid_through(truth, 3, 3), *settings)
+    board, image = _reader().settled_marks(frame, grid_through(truth, 3, 3), 3, 3, *settings)
     assert len(board) == 16  # no hand: every intersection stays, where the board has it
     on_board = apply_homography(grid_through(truth, 3, 3), board)
     assert np.linalg.norm(on_board - image, axis=1).max() < 0.005 * diagonal
     frame, truth, diagonal = _truth(341, hand=True)
     fitted = _reader().fit(frame, truth)
     assert fitted is not None
-    board, image = _reader().settled_marks(frame, grid_through(fitted, 3, 3), *settings)
+    board, image = _reader().settled_marks(frame, grid_through(fitted, 3, 3), 3, 3, *settings)
     assert 5 <= len(board) < 12  # the hand hides the rest
     in_view = apply_homography(grid_through(truth, 3, 3), board)
     assert np.linalg.norm(in_view - image, axis=1).max() < 0.005 * diagonal
-    assert len(_reader().settled_marks(np.zeros_like(frame), grid_through(truth, 3, 3), *settings)[0]) == 0
+    black = _reader().settled_marks(np.zeros_like(frame), grid_through(truth, 3, 3), 3, 3, *settings)
+    assert len(black[0]) == 0
 
 
 @pytest.mark.parametrize("seed", [329, 341, 349])
@@ -230,3 +231,19 @@ def test_the_grid_fitted_through_the_marks_in_view_places_the_corner_under_a_han
     assert _settled(frame, _pose(fitted), off) == _pose(fitted)
     too_few = dataclasses.replace(SETTINGS, corner_grid_settle_points=17)
     assert _settled(frame, _pose(fitted), too_few) == _pose(fitted)
+
+
+def test_a_bigger_boards_marks_settle_a_window_at_a_time() -> None:
+    settings = (SETTINGS.corner_grid_settle, SETTINGS.corner_grid_settle_spread)
+    frame, truth, diagonal = _truth(325, hand=False, game="flipflop-5x5")
+    board, image = _reader().settled_marks(frame, grid_through(truth, 5, 5), 5, 5, *settings)
+    assert len(board) >= 30  # of 36
+    on_board = apply_homography(grid_through(truth, 5, 5), board)
+    assert np.linalg.norm(on_board - image, axis=1).max() < 0.005 * diagonal
+    frame, truth, diagonal = _truth(383, hand=True, game="flipflop-5x5")
+    rough = _moved(truth, np.array([[0.15, -0.1], [0.1, 0.2], [-0.2, 0.1], [0.0, -0.15]]), files=5)
+    fitted = _reader().fit_board(frame, grid_through(rough, 5, 5), 5, 5)
+    assert fitted is not None
+    right = canonical(grid_through(truth, 5, 5), 5, 5).corners_array
+    assert corner_error(canonical(fitted, 5, 5), right) > 0.01 * diagonal
+    assert corner_error(_settled(frame, canonical(fitted, 5, 5), SETTINGS), right) < 0.0075 * diagonal
