@@ -32,6 +32,7 @@ the caller runs find_board again."""
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -799,15 +800,17 @@ def _settled(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings)
     """A grid the reader chose fitted again, as a camera sees a flat board (`camera_homography`),
     through the intersections whose marks stay put when the guess moves
     (`GridReader.settled_marks`, `corner_grid_settle`); as it is where fewer than
-    `corner_grid_settle_points` do. Under a hand the reader marks the hidden intersections
-    where the grid it was given puts them, which holds every fit near its start; the
-    intersections in view, with the board's squares kept square, place the hidden corner.
+    `corner_grid_settle_share` of the board's intersections (and four) do, since a fit
+    through a few on one side guesses the far side. Under a hand the reader marks the hidden
+    intersections where the grid it was given puts them, which holds every fit near its
+    start; the intersections in view, with the board's squares kept square, place the
+    hidden corner.
     Read off the development frames ("Session 24" in benchmarks/localise_accuracy.md)."""
     if s.corner_grid_settle <= 0:
         return pose
     board, image = grid_reader(s).settled_marks(frame_bgr, pose.h, pose.files, pose.ranks,
                                                 s.corner_grid_settle, s.corner_grid_settle_spread)
-    if len(board) < s.corner_grid_settle_points:
+    if len(board) < max(4, math.ceil(s.corner_grid_settle_share * (pose.files + 1) * (pose.ranks + 1))):
         return pose
     h = camera_homography(board, image, (frame_bgr.shape[1], frame_bgr.shape[0]))
     return pose if h is None else canonical(h, pose.files, pose.ranks)

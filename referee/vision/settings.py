@@ -100,7 +100,7 @@ class LocaliseSettings:
     corner_grid_big_keep_px: float = 0.5
     corner_grid_settle: float = 0.2
     corner_grid_settle_spread: float = 0.04
-    corner_grid_settle_points: int = 5
+    corner_grid_settle_share: float = 0.3
     edge_centre_rise: float = 0.1
     edge_centre_window: float = 0.05
     edge_centre_stretches: int = 3
@@ -160,14 +160,14 @@ class LocaliseSettings:
                 or not 0 < self.corner_grid_heat <= 1 or not 0 < self.corner_grid_near_px <= 8
                 or not 0 < self.corner_grid_seen <= 1 or not 0 <= self.corner_grid_big_keep_px <= 8
                 or not 0 <= self.corner_grid_settle < 0.5 or not 0 < self.corner_grid_settle_spread <= 0.5
-                or self.corner_grid_settle_points < 4):
+                or not 0 < self.corner_grid_settle_share <= 1):
             raise VisionSettingsError("[localise] corner_grid_turns must be 1, 2 or 4, corner_grid_rounds "
                                       "at least 1, corner_grid_heat and corner_grid_seen above 0 and at "
                                       "most 1, corner_grid_near_px above 0 and at most 8 (canvas "
                                       "pixels), corner_grid_big_keep_px 0 to 8 (canvas pixels), "
                                       "corner_grid_settle 0 to under 0.5 and corner_grid_settle_spread "
-                                      "above 0 and at most 0.5 (squares), corner_grid_settle_points "
-                                      "at least 4")
+                                      "above 0 and at most 0.5 (squares), corner_grid_settle_share "
+                                      "above 0 and at most 1")
         for name in ("corner_net", "corner_net_big", "corner_refiner", "corner_grid"):
             model = getattr(self, name)
             bare = model.replace("-", "").replace("_", "") if isinstance(model, str) else None

@@ -440,6 +440,8 @@ def test_the_finder_settings_are_read(tmp_path, body: str, expected: dict[str, o
     'corner_grid = "../elsewhere"', "corner_grid_turns = 3", "corner_grid_rounds = 0", "corner_grid_heat = 0",
     "corner_grid_heat = 1.5", "corner_grid_near_px = 0", "corner_grid_near_px = 9", "corner_grid_seen = 0",
     "corner_grid_seen = 1.5", "corner_grid_big_keep_px = -1", "corner_grid_big_keep_px = 9",
+    "corner_grid_settle = -0.1", "corner_grid_settle = 0.5", "corner_grid_settle_spread = 0",
+    "corner_grid_settle_spread = 0.6", "corner_grid_settle_share = 0", "corner_grid_settle_share = 1.5",
 ])
 def test_the_finder_refuses_senseless_settings(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VisionSettingsError):

@@ -229,7 +229,7 @@ def test_the_grid_fitted_through_the_marks_in_view_places_the_corner_under_a_han
     assert corner_error(_settled(frame, _pose(fitted), SETTINGS), right) < 0.0075 * diagonal
     off = dataclasses.replace(SETTINGS, corner_grid_settle=0.0)
     assert _settled(frame, _pose(fitted), off) == _pose(fitted)
-    too_few = dataclasses.replace(SETTINGS, corner_grid_settle_points=17)
+    too_few = dataclasses.replace(SETTINGS, corner_grid_settle_share=1.0)
     assert _settled(frame, _pose(fitted), too_few) == _pose(fitted)
 
 
