@@ -138,7 +138,8 @@ class BoardReader:
         self._last_search_s = time_s
         try:
             searched = frame_bgr if whole_frame is None else whole_frame()
-            found = find_board(searched, self.files, self.ranks, settings=self.vision.localise)
+            found = find_board(searched, self.files, self.ranks, settings=self.vision.localise,
+                               camera_matrix=self.lens.camera_matrix)
         except NoBoardError:
             return self.pose, False
         before = self.pose if self.pose is not None else self._hint

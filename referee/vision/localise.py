@@ -591,8 +591,11 @@ def refine(frame: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,
 
 
 def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
-               settings: LocaliseSettings | None = None) -> BoardPose:
-    """The grid of a `files` x `ranks` board in a frame, to sub-pixel accuracy.
+               settings: LocaliseSettings | None = None,
+               camera_matrix: FloatArray | None = None) -> BoardPose:
+    """The grid of a `files` x `ranks` board in a frame, to sub-pixel accuracy; the camera's
+    intrinsics (`camera_matrix`, the frame undistorted), where known, hold the last fit of a
+    board under a hand (`_settled`).
 
     Raises NoBoardError when no such grid is in view (blank, black or noisy frames, a board
     of another size, a board mostly hidden): it never guesses."""
@@ -612,7 +615,8 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
             if not (s.corner_grid and s.corner_grid_big and corner_network(s.corner_net_big).trained_on(
                     files, ranks)):
                 return _answer(chosen_big)
-            return _with_grid_reader_big(frame_bgr, chosen_big, net_fit, guess, files, ranks, s)
+            return _with_grid_reader_big(frame_bgr, chosen_big, net_fit, guess, files, ranks, s,
+                                         camera_matrix=camera_matrix)
         searched = _outcome(lambda: _searched_small(frame_bgr, files, ranks, s))
         if not s.corner_net:
             return _answer(searched)
@@ -623,7 +627,7 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
             return _answer(chosen)
         refined = _refined(frame_bgr, quad, files, ranks, s)
         if s.corner_grid and grid_reader(s).net.trained_on(files, ranks):
-            return _with_grid_reader(frame_bgr, chosen, refined, files, ranks, s)
+            return _with_grid_reader(frame_bgr, chosen, refined, files, ranks, s, camera_matrix=camera_matrix)
         return _with_refiner(chosen, refined, s)
 
 
@@ -777,7 +781,7 @@ def grid_reader(s: LocaliseSettings) -> GridReader:
 
 def _with_grid_reader(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardError,
                       refined: tuple[BoardPose, float] | None, files: int, ranks: int,
-                      s: LocaliseSettings) -> BoardPose:
+                      s: LocaliseSettings, *, camera_matrix: FloatArray | None = None) -> BoardPose:
     """A 3x3 board's grid, the best seen (`_best_seen`) of the finder's answer
     (`_with_corner_net`'s), the refiner's (`_refined`) and the grids fitted to the reader's
     marks from each. The line fits are precise where they hold, the refiner reads a board
@@ -789,36 +793,38 @@ def _with_grid_reader(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardE
     grids = [grid_through(quad, files, ranks) for quad in [*starts, *fits]]
     best = _best_seen(frame_bgr, grids, files, ranks, s)
     if best is not None:
-        return _settled(frame_bgr, best, s)
+        return _settled(frame_bgr, best, s, camera_matrix=camera_matrix)
     if isinstance(chosen, NoBoardError):
         raise chosen
     raise NoBoardError(f"only few of the grid's intersections show where it puts them (less than "
                        f"{s.corner_grid_seen:.0%}): something over the board?")
 
 
-def _settled(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:
-    """A grid the reader chose fitted again, as a camera sees a flat board (`camera_homography`),
-    through the intersections whose marks stay put when the guess moves
-    (`GridReader.settled_marks`, `corner_grid_settle`); as it is where fewer than
-    `corner_grid_settle_share` of the board's intersections (and four) do, since a fit
-    through a few on one side guesses the far side. Under a hand the reader marks the hidden
-    intersections where the grid it was given puts them, which holds every fit near its
-    start; the intersections in view, with the board's squares kept square, place the
-    hidden corner.
-    Read off the development frames ("Session 24" in benchmarks/localise_accuracy.md)."""
+def _settled(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings, *,
+             camera_matrix: FloatArray | None = None) -> BoardPose:
+    """A grid the reader chose fitted again, as a camera sees a flat board (`camera_homography`:
+    `camera_matrix` where known, else a focal length scanned), through the intersections
+    whose marks stay put when the guess moves (`GridReader.settled_marks`,
+    `corner_grid_settle`); as it is where fewer than `corner_grid_settle_share` of the
+    board's intersections (and four) do, since a fit through a few on one side guesses the
+    far side. Under a hand the reader marks the hidden intersections where the grid it was
+    given puts them, which holds every fit near its start; the intersections in view, with
+    the board's squares kept square, place the hidden corner. Read off the development
+    frames ("Session 24" in benchmarks/localise_accuracy.md)."""
     if s.corner_grid_settle <= 0:
         return pose
     board, image = grid_reader(s).settled_marks(frame_bgr, pose.h, pose.files, pose.ranks,
                                                 s.corner_grid_settle, s.corner_grid_settle_spread)
     if len(board) < max(4, math.ceil(s.corner_grid_settle_share * (pose.files + 1) * (pose.ranks + 1))):
         return pose
-    h = camera_homography(board, image, (frame_bgr.shape[1], frame_bgr.shape[0]))
+    h = camera_homography(board, image, (frame_bgr.shape[1], frame_bgr.shape[0]), camera_matrix=camera_matrix)
     return pose if h is None else canonical(h, pose.files, pose.ranks)
 
 
 def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBoardError,
                           net_fit: BoardPose | None, guess: NDArray[np.float32] | None,
-                          files: int, ranks: int, s: LocaliseSettings) -> BoardPose:
+                          files: int, ranks: int, s: LocaliseSettings, *,
+                          camera_matrix: FloatArray | None = None) -> BoardPose:
     """A 5x5 or 5x6 board's grid (the sizes the bigger boards' network knows, the only ones
     measured): the finder's answer (`_with_big_net`'s) where the grid reader sees it
     (`corner_grid_seen` of its intersections marked on it, read a 3x3 window at a time) with
@@ -847,7 +853,7 @@ def _with_grid_reader_big(frame_bgr: NDArray[np.uint8], chosen: BoardPose | NoBo
     polished = [refine(colour, fit, files, ranks, s) for fit in fits]
     held = [h for h in [*guessed, *fits, *polished] if not _lines_run_on(colour, h, files, ranks, s)]
     best = _best_seen(colour, [*confirmed, *held], files, ranks, s)
-    return _answer(chosen) if best is None else _settled(colour, best, s)
+    return _answer(chosen) if best is None else _settled(colour, best, s, camera_matrix=camera_matrix)
 
 
 def _lines_run_on(colour: NDArray[np.uint8], h: FloatArray, files: int, ranks: int,

@@ -148,25 +148,24 @@ def corner_error(found: BoardPose, truth_corners: FloatArray, *, any_orientation
     return min(float(np.max(np.linalg.norm(p.corners_array - truth, axis=1))) for p in poses)
 
 
-def camera_homography(board_points: FloatArray, image_points: FloatArray, image_size: tuple[int, int],
-                      focal_range: tuple[float, float] = (0.4, 2.0), focal_steps: int = 40
-                      ) -> FloatArray | None:
+def camera_homography(board_points: FloatArray, image_points: FloatArray, image_size: tuple[int, int], *,
+                      camera_matrix: FloatArray | None = None, focal_range: tuple[float, float] = (0.4, 2.0),
+                      focal_steps: int = 40) -> FloatArray | None:
     """The homography (board squares to image pixels) of the flat board as a pinhole camera
-    sees it, fitted to points of it seen at `image_points`: square pixels, the principal
-    point at the image centre, and of `focal_steps` focal lengths spaced evenly in ratio over
-    `focal_range` x the image width the one whose pose (`cv2.solvePnP`) puts the points
-    nearest. It has a freedom less than a homography through the same points (the board's
-    squares stay square), which holds a grid fitted to the points on one side of a board,
-    where a hand hides the rest, from tilting away at the far side. None where fewer than
-    four points are given or no pose is found."""
+    sees it, fitted to points of it seen at `image_points`: the camera `camera_matrix` where
+    it is known (a calibrated lens, the frame undistorted), else one with square pixels, its
+    principal point at the image centre, and of `focal_steps` focal lengths spaced evenly in
+    ratio over `focal_range` x the image width the one whose pose (`cv2.solvePnP`) puts the
+    points nearest. It has a freedom or two less than a homography through the same points
+    (the board's squares stay square), which holds a grid fitted to the points on one side
+    of a board, where a hand hides the rest, from tilting away at the far side. None where
+    fewer than four points are given or no pose is found."""
     if len(board_points) < 4:
         return None
     board = np.column_stack([board_points, np.zeros(len(board_points))]).astype(np.float64)
     image = np.asarray(image_points, np.float64).reshape(-1, 2)
-    width, height = image_size
     best: tuple[float, FloatArray] | None = None
-    for focal in np.geomspace(focal_range[0] * width, focal_range[1] * width, focal_steps):
-        camera = np.array([[focal, 0.0, (width - 1) / 2], [0.0, focal, (height - 1) / 2], [0.0, 0.0, 1.0]])
+    for camera in _cameras(image_size, camera_matrix, focal_range, focal_steps):
         found, rotation, shift = cv2.solvePnP(board, image, camera, None, flags=cv2.SOLVEPNP_IPPE)
         if not found:
             continue
@@ -177,3 +176,13 @@ def camera_homography(board_points: FloatArray, image_points: FloatArray, image_
             turn = cv2.Rodrigues(rotation)[0]
             best = (residual, camera @ np.column_stack([turn[:, 0], turn[:, 1], shift.ravel()]))
     return None if best is None else np.asarray(best[1] / best[1][2, 2], np.float64)
+
+
+def _cameras(image_size: tuple[int, int], camera_matrix: FloatArray | None, focal_range: tuple[float, float],
+             focal_steps: int) -> list[FloatArray]:
+    """The camera matrices `camera_homography` tries: the one known, or the focal lengths scanned."""
+    if camera_matrix is not None:
+        return [np.asarray(camera_matrix, np.float64)]
+    width, height = image_size
+    return [np.array([[focal, 0.0, (width - 1) / 2], [0.0, focal, (height - 1) / 2], [0.0, 0.0, 1.0]])
+            for focal in np.geomspace(focal_range[0] * width, focal_range[1] * width, focal_steps)]

@@ -227,6 +227,9 @@ def test_the_grid_fitted_through_the_marks_in_view_places_the_corner_under_a_han
     right = _pose(truth).corners_array
     assert corner_error(_pose(fitted), right) > 0.01 * diagonal  # the hidden marks hold it near its start
     assert corner_error(_settled(frame, _pose(fitted), SETTINGS), right) < 0.0075 * diagonal
+    camera = np.array(render_still(seed, "flipflop-3x3", hand=True, distortion=0.0).truth.camera.K)
+    known = _settled(frame, _pose(fitted), SETTINGS, camera_matrix=camera)  # a calibrated lens
+    assert corner_error(known, right) < 0.0075 * diagonal
     off = dataclasses.replace(SETTINGS, corner_grid_settle=0.0)
     assert _settled(frame, _pose(fitted), off) == _pose(fitted)
     too_few = dataclasses.replace(SETTINGS, corner_grid_settle_share=1.0)

@@ -51,6 +51,20 @@ def test_points_along_two_sides_place_the_far_corner_better_than_a_homography_th
     assert np.mean(camera_off) < 0.75 * np.mean(free_off)
 
 
+def test_a_known_camera_is_used_as_it_is() -> None:
+    # a calibrated lens whose principal point lies 4% off the frame's centre
+    camera = np.array([[0.9 * SIZE[0], 0, 0.54 * SIZE[0]], [0, 0.9 * SIZE[0], 0.46 * SIZE[1]], [0, 0, 1.0]])
+    tilt = cv2.Rodrigues(np.radians([30.0, 0.0, 0.0]))[0]
+    shift = np.array([0.0, 0.0, 9.0]) - tilt @ np.array([1.5, 1.5, 0.0])
+    truth = camera @ np.column_stack([tilt[:, 0], tilt[:, 1], shift])
+    points = board_lattice(3, 3)[:8]
+    seen = apply_homography(truth, points)
+    corners = board_corners(3, 3)
+    known = camera_homography(points, seen, SIZE, camera_matrix=camera)
+    assert known is not None
+    assert np.abs(apply_homography(known, corners) - apply_homography(truth, corners)).max() < 1e-3
+
+
 def test_fewer_than_four_points_fit_no_camera_grid() -> None:
     points = board_lattice(3, 3)[:3]
     assert camera_homography(points, points * 50.0, SIZE) is None
