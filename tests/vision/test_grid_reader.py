@@ -6,6 +6,7 @@ grids by it, and the grid fitted again through the marks that stay put under a h
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 from pathlib import Path
 
 import cv2
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from referee.errors import ModelError, NoBoardError
-from referee.stills import render_still
+from referee.stills import Rendered, render_still
 from referee.vision.classifier import default_models_dir, sha256_of
 from referee.vision.corner_data import RECIPES, grid_points, load_shards, render_view_shards
 from referee.vision.corner_net import STRIDE, CornerNet, peak_near
@@ -36,10 +37,15 @@ def _reader() -> GridReader:
     return grid_reader(SETTINGS)
 
 
+@lru_cache(maxsize=8)
+def _still(seed: int, hand: bool, game: str = "flipflop-3x3") -> Rendered:
+    """A rendered start position (a seed no recipe draws), rendered once for every test of it."""
+    return render_still(seed, game, hand=hand, distortion=0.0)
+
+
 def _truth(seed: int, hand: bool, game: str = "flipflop-3x3") -> tuple[np.ndarray, np.ndarray, float]:
-    """A rendered start position (a seed no recipe draws), its true corners in turn round
-    the board, and its diagonal."""
-    still = render_still(seed, game, hand=hand, distortion=0.0)
+    """A rendered start position, its true corners in turn round the board, and its diagonal."""
+    still = _still(seed, hand, game)
     hull = cv2.convexHull(still.corners.astype(np.float32), clockwise=False)
     return still.frame, hull.reshape(-1, 2).astype(np.float64), still.diagonal
 
@@ -227,7 +233,7 @@ def test_the_grid_fitted_through_the_marks_in_view_places_the_corner_under_a_han
     right = _pose(truth).corners_array
     assert corner_error(_pose(fitted), right) > 0.01 * diagonal  # the hidden marks hold it near its start
     assert corner_error(_settled(frame, _pose(fitted), SETTINGS), right) < 0.0075 * diagonal
-    camera = np.array(render_still(seed, "flipflop-3x3", hand=True, distortion=0.0).truth.camera.K)
+    camera = np.array(_still(seed, hand=True).truth.camera.K)
     known = _settled(frame, _pose(fitted), SETTINGS, camera_matrix=camera)  # a calibrated lens
     assert corner_error(known, right) < 0.0075 * diagonal
     off = dataclasses.replace(SETTINGS, corner_grid_settle=0.0)
