@@ -10,14 +10,18 @@ once, each fed by its share of the cores (`TrainConfig.workers`, `RenderRecipe.w
 2. time a batch, and size both runs' steps to end within `--train-seconds`;
 3. train the round's two runs (`RUNS`) with `referee train --set device=cuda --set workers=N`:
    dice `tune` (from the committed model's float weights, `models/float/`) and `scratch`;
-   tiles `tiles` (the square model from its committed float weights, on its hard squares)
-   and `scratch` (the same net from scratch);
+   tiles `scratch` (the square model from scratch) and `monomino` (the bare-or-monomino
+   specialist from scratch), both on the tiles model's hard squares;
 4. quantise each to int8 (`referee quantize`), which measures it (dice: the real test split;
-   tiles: held-out renders).
+   tiles: held-out renders); the monomino specialist stays float, as committed;
+5. tiles: lay out each way of reading with the new models beside the committed ones
+   (`sets/<name>/`, `candidate_sets`), for `benchmarks/render_models.py --model
+   OUT/sets/<name>/tiles.onnx --second-look` to read back on the 2-core machine.
 
 Everything lands in OUT: crop folders, `<run>/` (float) and `<run>q/` (int8) models with
-their cards, logs and `round.json`. Seeds: training crops from 3,000,000, hard squares from
-4,000,000 and 5,000,000, each process its own block of 100,000, far from every benchmark's.
+their cards, logs, `round.json` and, for tiles, `sets/`. Seeds: training crops from
+3,000,000, hard squares from 4,000,000 and 5,000,000, each process its own block of 100,000,
+far from every benchmark's.
 
 Run: PYTHONPATH=. python models/gpu_round.py OUT --pieces dice --real DIR
      PYTHONPATH=. python models/gpu_round.py OUT --pieces tiles
@@ -26,6 +30,7 @@ Run: PYTHONPATH=. python models/gpu_round.py OUT --pieces dice --real DIR
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing
 import os
@@ -40,12 +45,16 @@ import numpy as np
 
 from referee.renders import merge_crop_folders, write_crop_folder, write_hard_crop_folder
 from referee.vision.datasets import folder_samples
+from referee.vision.monomino import MONOMINO_MODEL
+from referee.vision.render_eval import models_of
+from referee.vision.render_training import crop_folder_of
 from referee.vision.training import BatchMaker, TrainConfig
 
 CHUNK = 8  # frames a call: a render process checks its deadline this often
 LOAD_SECONDS_PER_CROP = 0.0005  # reading a crop folder back (PNG), with room to spare
 SETUP_SECONDS = 45  # a trainer's start: real photos, hard real dice, validation renders
-FLOAT = Path(__file__).parent / "float"  # the committed models' float weights
+COMMITTED = Path(__file__).parent  # the committed models
+FLOAT = COMMITTED / "float"  # the committed models' float weights
 
 
 @dataclass(frozen=True)
@@ -53,9 +62,21 @@ class Run:
     """One training run of a round: what it trains, from what, and how."""
 
     name: str
-    model: str  # dice, tiles or tiles-seam
+    model: str  # dice, tiles, tiles-seam or tiles-monomino
     init: Path | None  # float weights to fine-tune from; None: from scratch
     settings: tuple[str, ...]
+
+    @property
+    def miner(self) -> str:
+        """The model whose hard squares the run trains on: its own, or for the monomino
+        specialist the tiles model's (`renders.write_hard_crop_folder` mines no other)."""
+        return "tiles" if self.model == MONOMINO_MODEL else self.model
+
+    @property
+    def quantised(self) -> bool:
+        """Whether the run's model is shipped in int8 (the specialist, asked of a square or
+        two a board, stays float)."""
+        return self.model != MONOMINO_MODEL
 
 
 RUNS: dict[str, tuple[Run, ...]] = {
@@ -64,15 +85,16 @@ RUNS: dict[str, tuple[Run, ...]] = {
             ("lr=0.0004", "p_hard=0.3", "p_hard_real=0.15", "label_smoothing=0.02")),
         Run("scratch", "dice", None, ("lr=0.004", "p_hard=0.2")),
     ),
-    # Both tiles runs train the square model: read as whole pieces (`tracking.tile_pieces`)
-    # the seams are wrong at 0.013%, the squares at 0.10% (benchmarks/render_models.md,
-    # "Session 9"). Fine-tuning the committed weights has stopped paying (sessions 11 and 17:
-    # three CPU rounds on fresh frames and hard squares, none better as whole pieces), so the
-    # second run starts afresh on the round's many more frames, as the dice round's does.
+    # Read as whole pieces (`tracking.tile_pieces`) the seams are wrong at 0.013%, the
+    # squares at 0.078% (benchmarks/render_models.md, "Session 9", "Session 19"): the squares
+    # are what the round is for. Fine-tuning the committed square model has stopped paying
+    # (sessions 11 and 17: three CPU rounds, none better as whole pieces), so it starts
+    # afresh on the round's many more frames. 17 of the 26 held-out boards still read wrong
+    # are bare squares and monominoes read for each other (session 25), the specialist's
+    # question: the second run trains it afresh on those frames too.
     "tiles": (
-        Run("tiles", "tiles", FLOAT / "tiles.onnx",
-            ("size=64", "margin=0.3", "lr=0.0004", "p_hard=0.3")),
         Run("scratch", "tiles", None, ("size=64", "margin=0.3", "lr=0.004", "p_hard=0.2")),
+        Run("monomino", MONOMINO_MODEL, None, ("lr=0.004", "p_hard=0.3")),
     ),
 }
 COMMON = {"dice": ("size=64", "batch=256", "render_shift=0.05", "val_render_frames=40"),
@@ -114,7 +136,7 @@ def render_until(job: Job) -> int:
 def jobs_for(pieces: str, out: Path, cores: int, seconds: float) -> list[Job]:
     deadline = time.time() + seconds
     miners = max(2, cores // 3)
-    models = [run.model for run in RUNS[pieces]]
+    models = list(dict.fromkeys(run.miner for run in RUNS[pieces]))
     jobs = [Job(pieces, "train", i, str(out / f"train{i}"), pieces, deadline)
             for i in range(cores - miners)]
     for i in range(miners):
@@ -145,8 +167,9 @@ def gathered(pieces: str, out: Path, parts: list[str]) -> list[str]:
     if pieces == "dice":
         return parts
     crops = out / "crops"
-    for model in dict.fromkeys(run.model for run in RUNS[pieces]):
-        merge_crop_folders([Path(f) / model for f in parts], crops / model)
+    # the monomino specialist reads the tiles model's folder: each subfolder merged once
+    for sub in dict.fromkeys(crop_folder_of("", run.model).name for run in RUNS[pieces]):
+        merge_crop_folders([Path(f) / sub for f in parts], crops / sub)
     return [str(crops)]
 
 
@@ -172,9 +195,10 @@ def _labels(folder: Path) -> tuple[str, ...]:
 
 def crops_of(pieces: str, run: Run, folders: dict[str, list[str]]) -> int:
     """How many crops `run` reads in before it trains."""
-    train = [Path(f) / ("" if pieces == "dice" else run.model) for f in folders["train"]]
+    train = [Path(f) if pieces == "dice" else crop_folder_of(f, run.model)
+             for f in folders["train"]]
     return sum(len((f / "labels.csv").read_text().splitlines()) - 1
-               for f in train + [Path(f) for f in folders.get(f"hard-{run.model}", [])])
+               for f in train + [Path(f) for f in folders.get(f"hard-{run.miner}", [])])
 
 
 def train_command(pieces: str, run: Run, out: Path, folders: dict[str, list[str]],
@@ -186,7 +210,7 @@ def train_command(pieces: str, run: Run, out: Path, folders: dict[str, list[str]
         command += [a for f in folders["train"] for a in ("--extra", f)]
     else:
         command += ["--data", folders["train"][0], "--only", run.model]
-    command += [a for f in folders.get(f"hard-{run.model}", []) for a in ("--hard", f)]
+    command += [a for f in folders.get(f"hard-{run.miner}", []) for a in ("--hard", f)]
     command += ["--init", str(run.init)] if run.init else []
     for setting in (*COMMON[pieces], *run.settings, f"device={args.device}",
                     f"workers={workers}", f"eval_every={max(1, steps // 6)}"):
@@ -210,7 +234,7 @@ def quantise(pieces: str, out: Path, args: argparse.Namespace) -> dict[str, int]
     processes = {}
     for run in RUNS[pieces]:
         model = out / run.name / f"{run.model}.onnx"
-        if not model.is_file():
+        if not run.quantised or not model.is_file():
             continue
         shutil.copytree(out / run.name, out / f"{run.name}q", dirs_exist_ok=True)
         command = [sys.executable, "-m", "referee", "quantize", "--pieces", pieces, "--model",
@@ -219,6 +243,32 @@ def quantise(pieces: str, out: Path, args: argparse.Namespace) -> dict[str, int]
         log = (out / f"{run.name}q.log").open("w")
         processes[run.name] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     return {name: process.wait() for name, process in processes.items()}
+
+
+def candidate_sets(pieces: str, out: Path) -> list[str]:
+    """Tiles: each combination of the round's trained models (runs training different
+    models), the committed ones filling the rest, as a folder of model files and cards
+    (`OUT/sets/<runs>/`) that `render_models.py --model .../tiles.onnx` reads from beside
+    the main model (`vision.tasks.render_classifiers`). The names of the sets laid out."""
+    if pieces != "tiles":
+        return []
+    trained = {run.name: (run.model, out / (f"{run.name}q" if run.quantised else run.name))
+               for run in RUNS[pieces]}
+    trained = {name: (model, folder) for name, (model, folder) in trained.items()
+               if (folder / f"{model}.onnx").is_file()}
+    laid_out = []
+    for count in range(1, len(trained) + 1):
+        for chosen in itertools.combinations(trained, count):
+            sources = {trained[name][0]: trained[name][1] for name in chosen}
+            if len(sources) < count:  # two runs of one model
+                continue
+            folder = out / "sets" / "+".join(chosen)
+            folder.mkdir(parents=True, exist_ok=True)
+            for model in models_of(pieces):
+                for ext in ("onnx", "json"):
+                    shutil.copy(sources.get(model, COMMITTED) / f"{model}.{ext}", folder)
+            laid_out.append(folder.name)
+    return laid_out
 
 
 def main() -> None:
@@ -253,9 +303,10 @@ def main() -> None:
     summary: dict[str, object] = {
         "pieces": args.pieces, "seconds": round(time.time() - started), "crops": crops,
         "steps": steps, "workers": workers, "batch_seconds": round(per_batch, 3),
-        "trained": trained, "quantised": quantised, "folders": folders}
+        "trained": trained, "quantised": quantised, "folders": folders,
+        "sets": candidate_sets(args.pieces, args.out)}
     for run in runs:
-        card = args.out / f"{run.name}q" / f"{run.model}.json"
+        card = args.out / (f"{run.name}q" if run.quantised else run.name) / f"{run.model}.json"
         if card.is_file():
             summary[run.name] = json.loads(card.read_text())["metrics"]
     (args.out / "round.json").write_text(json.dumps(summary, indent=2) + "\n")
