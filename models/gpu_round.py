@@ -78,6 +78,10 @@ class Run:
         two a board, stays float)."""
         return self.model != MONOMINO_MODEL
 
+    def shipped(self, out: Path) -> Path:
+        """The folder of the run's model as it would be shipped: its int8 copy or itself."""
+        return out / (f"{self.name}q" if self.quantised else self.name)
+
 
 RUNS: dict[str, tuple[Run, ...]] = {
     "dice": (
@@ -167,9 +171,10 @@ def gathered(pieces: str, out: Path, parts: list[str]) -> list[str]:
     if pieces == "dice":
         return parts
     crops = out / "crops"
-    # the monomino specialist reads the tiles model's folder: each subfolder merged once
-    for sub in dict.fromkeys(crop_folder_of("", run.model).name for run in RUNS[pieces]):
-        merge_crop_folders([Path(f) / sub for f in parts], crops / sub)
+    # the monomino specialist reads the tiles model's folder: each folder merged once
+    merged = {crop_folder_of(crops, run.model): run.model for run in RUNS[pieces]}
+    for into, model in merged.items():
+        merge_crop_folders([crop_folder_of(f, model) for f in parts], into)
     return [str(crops)]
 
 
@@ -252,10 +257,8 @@ def candidate_sets(pieces: str, out: Path) -> list[str]:
     the main model (`vision.tasks.render_classifiers`). The names of the sets laid out."""
     if pieces != "tiles":
         return []
-    trained = {run.name: (run.model, out / (f"{run.name}q" if run.quantised else run.name))
-               for run in RUNS[pieces]}
-    trained = {name: (model, folder) for name, (model, folder) in trained.items()
-               if (folder / f"{model}.onnx").is_file()}
+    trained = {run.name: (run.model, run.shipped(out)) for run in RUNS[pieces]
+               if (run.shipped(out) / f"{run.model}.onnx").is_file()}
     laid_out = []
     for count in range(1, len(trained) + 1):
         for chosen in itertools.combinations(trained, count):
@@ -306,7 +309,7 @@ def main() -> None:
         "trained": trained, "quantised": quantised, "folders": folders,
         "sets": candidate_sets(args.pieces, args.out)}
     for run in runs:
-        card = args.out / (f"{run.name}q" if run.quantised else run.name) / f"{run.model}.json"
+        card = run.shipped(args.out) / f"{run.model}.json"
         if card.is_file():
             summary[run.name] = json.loads(card.read_text())["metrics"]
     (args.out / "round.json").write_text(json.dumps(summary, indent=2) + "\n")
