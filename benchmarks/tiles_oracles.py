@@ -6,9 +6,9 @@ its second look, the monomino model's second opinion on squares in doubt, the se
 the squares, then whole pieces: `tracking.tile_pieces.read_whole_pieces`), and the
 probabilities kept. The oracles then stand in for:
 
-- the bare-or-monomino choice (the monomino model's question): wherever both the read and
-  the truth are bare or a monomino, the pair's share goes to the true one; once only on the
-  squares the square model doubts (best label under 3 nats ahead), once on all;
+- the bare-or-monomino choice (the monomino model's question): wherever the read and the
+  truth are bare or a monomino with the same marker, the pair's share goes to the true one;
+  once only on the squares in doubt (best label under 3 nats ahead), once on all;
 - the seam model: every seam's probability set to the truth's;
 - both.
 
@@ -78,14 +78,16 @@ def right(read: Read, squares: Probabilities, seams: Probabilities,
 
 
 def pair_oracle(read: Read, labels: tuple[str, ...], doubted_only: bool) -> Probabilities:
-    """The squares with the bare-or-monomino choice made right (`doubted_only`: only where
-    the square model's best label leads by under `SecondLook.below` nats)."""
+    """The squares with the bare-or-monomino choice made right where the read and the truth
+    are the same pair (one marker or none; `doubted_only`: only where the read's best label
+    leads by under `SecondLook.below` nats, the squares the referee holds in doubt)."""
     pairs, out = monomino_pairs(labels), read.squares.copy()
     below = PipelineSettings().second_look.below
     for i, (best, true) in enumerate(zip(out.argmax(axis=1), read.truth, strict=True)):
-        if best not in pairs or true not in pairs or (doubted_only and lead(out[i:i + 1])[0] >= below):
+        pair = pairs.get(int(best))
+        if pair is None or true not in pair or (doubted_only and lead(out[i:i + 1])[0] >= below):
             continue
-        bare, monomino = pairs[int(best)]
+        bare, monomino = pair
         share = out[i, bare] + out[i, monomino]
         out[i, bare], out[i, monomino] = (share, 0.0) if true == bare else (0.0, share)
     return out
@@ -99,7 +101,7 @@ def oracles(labels: tuple[str, ...]) -> dict[str, Callable[[Read], tuple[Probabi
     """Each way of reading: the squares' and the seams' probabilities it reads a frame with."""
     return {
         "as the referee reads": lambda r: (r.squares, r.seams),
-        "bare or monomino right where the square model doubts":
+        "bare or monomino right where the read is in doubt":
             lambda r: (pair_oracle(r, labels, True), r.seams),
         "bare or monomino always right": lambda r: (pair_oracle(r, labels, False), r.seams),
         "seams always right": lambda r: (r.squares, seam_oracle(r)),
