@@ -82,10 +82,10 @@ def pair_oracle(read: Read, labels: tuple[str, ...], doubted_only: bool) -> Prob
     are the same pair (one marker or none; `doubted_only`: only where the read's best label
     leads by under `SecondLook.below` nats, the squares the referee holds in doubt)."""
     pairs, out = monomino_pairs(labels), read.squares.copy()
-    below = PipelineSettings().second_look.below
+    asked = lead(out) < PipelineSettings().second_look.below if doubted_only else np.ones(len(out), bool)
     for i, (best, true) in enumerate(zip(out.argmax(axis=1), read.truth, strict=True)):
         pair = pairs.get(int(best))
-        if pair is None or true not in pair or (doubted_only and lead(out[i:i + 1])[0] >= below):
+        if pair is None or true not in pair or not asked[i]:
             continue
         bare, monomino = pair
         share = out[i, bare] + out[i, monomino]
