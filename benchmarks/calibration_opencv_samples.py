@@ -16,7 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from referee.vision.calibration import (
+from referee.calibration.intrinsics import (
     Chessboard,
     calibrate,
     detect_all,

@@ -13,9 +13,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from referee.app.replay import replay_footage
 from referee.errors import RefereeError
-from referee.footage_check import Expected, accepted_plies, moves_during_hands
-from referee.replay import replay_footage
+from referee_lab.footage_check import Expected, accepted_plies, moves_during_hands
 
 
 def expected_of(video: Path) -> Expected:

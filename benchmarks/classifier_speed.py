@@ -28,7 +28,6 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from referee.renders import frame_crops, render_squares
 from referee.tracking.tile_pieces import read_whole_pieces
 from referee.vision.classifier import Classifier
 from referee.vision.crops import (
@@ -43,6 +42,7 @@ from referee.vision.crops import (
 from referee.vision.pose import BoardPose
 from referee.vision.seams import seam_pairs, seams_given_squares
 from referee.vision.warp import top_face_quads
+from referee_lab.renders import frame_crops, render_squares
 
 
 def board_quads(rows: int, cols: int, frame: tuple[int, int]) -> list[Quad]:

@@ -27,12 +27,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from referee.pipeline import PipelineSettings
-from referee.renders import RenderedSquares, dice_squares
+from referee.app.pipeline import PipelineSettings
 from referee.vision.classifier import Classifier
 from referee.vision.crops import CropSpec, crop_squares
 from referee.vision.second_look import lead, looked_again
-from referee.vision.training import write_card
+from referee_lab.renders import RenderedSquares, dice_squares
+from referee_lab.training import write_card
 
 FIRST_SEED = 500_000
 

@@ -25,11 +25,11 @@ import numpy as np
 import numpy.typing as npt
 
 from referee.rules.records import read_record, replay
-from referee.synth.director import Director
-from referee.synth.footage import FootageOptions, _direct, plan_acts
-from referee.synth.games import contents_from_position, game_spec
-from referee.synth.scene import RenderOptions, Scene
-from referee.synth.video import Encoding, FFmpegWriter, OpenCVWriter, VideoWriter, ffmpeg_exe
+from referee_lab.synth.director import Director
+from referee_lab.synth.footage import FootageOptions, _direct, plan_acts
+from referee_lab.synth.games import contents_from_position, game_spec
+from referee_lab.synth.scene import RenderOptions, Scene
+from referee_lab.synth.video import Encoding, FFmpegWriter, OpenCVWriter, VideoWriter, ffmpeg_exe
 
 Frames = npt.NDArray[np.uint8]
 RECORD = Path(__file__).resolve().parent.parent / "tests/data/records/rinne-sample.txt"

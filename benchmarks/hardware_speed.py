@@ -20,9 +20,10 @@ import cv2
 import numpy as np
 
 from referee.hardware.cues import Cue
+from referee.hardware.frames import make_frame
 from referee.hardware.picamera import to_bgr
 from referee.hardware.pinmap import DEFAULT_PINS
-from referee.hardware.sources import PictureWatch, VideoFileSource, frame_level, make_frame
+from referee.hardware.sources import PictureWatch, VideoFileSource, frame_level
 
 WIDTH, HEIGHT = 1280, 720
 

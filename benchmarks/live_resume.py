@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from referee.app.live import LiveOptions, run_live
 from referee.hardware.signals import TerminalSignals
-from referee.live import LiveOptions, run_live
 
 FOOTAGE = Path(__file__).resolve().parent.parent / "tests" / "data" / "footage" / "rinne-dice-31.mp4"
 

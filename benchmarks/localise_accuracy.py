@@ -1,5 +1,5 @@
 """Board localisation accuracy: corner error as a share of the board's diagonal, and how
-often no board is found, on rendered frames (referee.synth: every game, tilts 0-40 degrees,
+often no board is found, on rendered frames (referee_lab.synth: every game, tilts 0-40 degrees,
 any turn, random looks, light and clutter, a hand reaching over the board in a third of each
 game's frames) or on the tests' own OpenCV drawings.
 

@@ -3,7 +3,7 @@
 
     OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/localise_speed.py
 
-Frames are rendered (referee.synth) for three games. Tracking is timed on the frame the board
+Frames are rendered (referee_lab.synth) for three games. Tracking is timed on the frame the board
 was found in (the common case: the board has not moved) and on frames shifted by a few
 pixels (a nudge, followed by the full band schedule). Crops: 64x64, every square."""
 

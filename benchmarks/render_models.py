@@ -5,7 +5,7 @@ and classification time a square.
 Frames: seeds from 900,000 (training used seeds below 1,000), board style "mat" (training
 used paper, card and wood), so boards, tables, piece colours, light and camera are drawn
 afresh; no hands. Crops are cut where the true pose puts the pieces' top faces, as the
-referee cuts them at run time (see `referee.vision.render_eval`).
+referee cuts them at run time (see `referee_lab.render_eval`).
 
 Classification time: one board's crops (a 5x6, 6x9 or 7x7 board, plus tiles' 84 seams) as
 one batch through onnxruntime on one thread, best of 20 runs, divided by the crops.
@@ -27,12 +27,12 @@ import time
 import cv2
 import numpy as np
 
-from referee.pipeline import PipelineSettings
-from referee.renders import HELD_OUT_FIRST_SEED, render_squares
+from referee.app.pipeline import PipelineSettings
 from referee.tracking.tile_pieces import read_whole_pieces
 from referee.vision.crops import crop_squares
-from referee.vision.render_eval import evaluate_renders, format_render_report
-from referee.vision.tasks import render_classifiers
+from referee_lab.render_eval import evaluate_renders, format_render_report
+from referee_lab.renders import HELD_OUT_FIRST_SEED, render_squares
+from referee_lab.tasks import render_classifiers
 
 
 def classify_ms(pieces: str, model_path: str | None = None) -> dict[str, float]:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import cv2
 
-from referee.synth import RenderOptions, render_frame
-from referee.synth.footage import FootageOptions, render_footage
-from referee.synth.textures import warm_up
+from referee_lab.synth import RenderOptions, render_frame
+from referee_lab.synth.footage import FootageOptions, render_footage
+from referee_lab.synth.textures import warm_up
 
 
 def single_frames(width: int, height: int, count: int, game: str) -> float:

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.app.events import EventKind
+from referee.app.replay import replay_footage
 from referee.errors import RefereeError
-from referee.events import EventKind
-from referee.footage_check import Expected, accepted_plies, moves_during_hands
-from referee.replay import replay_footage
 from referee.rules.core import Match
-from referee.synth import RenderOptions
-from referee.synth.footage import FootageOptions, ended_match, render_footage
+from referee_lab.footage_check import Expected, accepted_plies, moves_during_hands
+from referee_lab.synth import RenderOptions
+from referee_lab.synth.footage import FootageOptions, ended_match, render_footage
 
 FIRST_SEED = 700_000
 KINDS = (("rinne", "dice"), ("tensei", "dice"), ("rinne", "penta"), ("tensei", "penta"))

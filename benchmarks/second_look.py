@@ -19,10 +19,10 @@ import argparse
 
 import numpy as np
 
-from referee.renders import dice_squares, render_squares
 from referee.vision.classifier import Classifier
 from referee.vision.crops import crop_squares
 from referee.vision.second_look import SecondLook, lead, looked_again
+from referee_lab.renders import dice_squares, render_squares
 
 FIRST_SEED = 600_000
 CHOICES = {

@@ -1,6 +1,6 @@
 """How well tracking follows a board through rendered footage, against the renderer's truth.
 
-For each footage file (with its sidecar `.json`, as `referee.synth` writes it), the board is
+For each footage file (with its sidecar `.json`, as `referee_lab.synth` writes it), the board is
 found in the first frame, then tracked frame by frame as the referee does: where tracking
 gives up, the last pose stands and the board is searched for again at most once a second.
 Each frame's error is the largest corner distance as a share of the board's diagonal
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from referee.app.pipeline import camera_game
 from referee.errors import NoBoardError
 from referee.hardware.sources import open_source
-from referee.pipeline import camera_game
 from referee.vision.localise import find_board, track
 from referee.vision.pose import BoardPose, corner_error
 

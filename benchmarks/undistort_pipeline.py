@@ -3,7 +3,7 @@ on renders through a strongly distorting lens.
 
     PYTHONPATH=. python benchmarks/undistort_pipeline.py --frames 12 --cache /tmp/cal-bench
 
-Frames: Rinne's start position (dice) rendered by referee.synth through a lens of 70 degrees
+Frames: Rinne's start position (dice) rendered by referee_lab.synth through a lens of 70 degrees
 across with k1 = -0.32, k2 = 0.10 (strong barrel distortion; the renderer's own lenses draw
 k1 from -0.22 to 0.06), tilt 20-35 degrees, random looks. The camera file is the renderer's
 own truth (K and distortion), as `referee calibrate camera` would measure it.
@@ -36,18 +36,18 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from referee.calibrated import BOX_MARGIN, Calibration, FrameLens, board_box
+from referee.app.calibrated import BOX_MARGIN, Calibration, FrameLens, board_box
+from referee.calibration.defaults import pi_camera_module_3
+from referee.calibration.files import CameraCalibration
 from referee.errors import NoBoardError
-from referee.renders import DIE_HEIGHT
 from referee.rules.rinne import RINNE
-from referee.synth import RenderOptions, render_frame
-from referee.synth.camera import Lens
-from referee.synth.truth import FrameTruth
-from referee.vision.calibration_files import CameraCalibration
-from referee.vision.camera_defaults import pi_camera_module_3
 from referee.vision.localise import find_board
 from referee.vision.pose import BoardPose
 from referee.vision.warp import top_face_quads
+from referee_lab.renders import DIE_HEIGHT
+from referee_lab.synth import RenderOptions, render_frame
+from referee_lab.synth.camera import Lens
+from referee_lab.synth.truth import FrameTruth
 
 SIZE = (1280, 720)
 K1, K2, HFOV = -0.32, 0.10, 70.0

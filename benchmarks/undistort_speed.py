@@ -17,9 +17,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from referee.vision.calibration import Chessboard, calibrate_folder
-from referee.vision.calibration_files import CameraCalibration
-from referee.vision.undistort import make_undistorter, warp_maps
+from referee.calibration.files import CameraCalibration
+from referee.calibration.intrinsics import Chessboard, calibrate_folder
+from referee.calibration.undistort import make_undistorter, warp_maps
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "data" / "calibration" / "opencv-left"

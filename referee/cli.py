@@ -9,16 +9,17 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from referee import __version__
+from referee.app.commands import Handler, run_command
 from referee.errors import RefereeError, RulesetError
 from referee.rules import Game, find_game, game_names, load_ruleset
 from referee.rules.records import check_result, read_record, replay, result_text
 
-if TYPE_CHECKING:
-    from referee.events import Event
-    from referee.rules.core import Match
-    from referee.synth.camera import Lens
+DEMO_OUT = "referee-demo"
 
-Handler = Callable[[argparse.Namespace], int]
+if TYPE_CHECKING:
+    from referee.app.events import Event
+    from referee.rules.core import Match
+
 
 
 def _game_for(args: argparse.Namespace) -> Game[Any, Any]:
@@ -59,7 +60,7 @@ def _perft(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from referee.play import play_in_terminal
+    from referee.app.play import play_in_terminal
 
     return play_in_terminal(_game_for(args), input_fn=input, output_fn=print)
 
@@ -68,19 +69,19 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _calibrate_camera(args: argparse.Namespace) -> int:
-    from referee.calibrate import run_calibrate_camera
+    from referee.app.calibrate_camera import run_calibrate_camera
 
     return run_calibrate_camera(args)
 
 
 def _calibrate_pattern(args: argparse.Namespace) -> int:
-    from referee.calibrate import run_calibrate_pattern
+    from referee.app.calibrate_camera import run_calibrate_pattern
 
     return run_calibrate_pattern(args)
 
 
 def _calibrate_check(args: argparse.Namespace) -> int:
-    from referee.calibrate import run_calibrate_check
+    from referee.app.calibrate_camera import run_calibrate_check
 
     return run_calibrate_check(args)
 
@@ -88,7 +89,7 @@ def _calibrate_check(args: argparse.Namespace) -> int:
 def _calibrate_board(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from referee.calibrate_board import calibrate_board, save, write_overlay
+    from referee.app.calibrate_board import calibrate_board, save, write_overlay
 
     result = calibrate_board(args.game, args.camera, pieces=args.pieces, square_mm=args.square_mm,
                              camera_file=Path(args.camera_file) if args.camera_file else None)
@@ -105,7 +106,7 @@ def _calibrate_board(args: argparse.Namespace) -> int:
 
 
 def _add_calibrate(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
-    from referee.calibrate import add_camera_arguments, add_pattern_arguments
+    from referee.app.calibrate_camera import add_camera_arguments, add_pattern_arguments
 
     calibrate = verb("calibrate", _no_subverb, "make and check calibration files")
     subs = calibrate.add_subparsers(dest="calibrate_verb", required=True, metavar="WHAT")
@@ -189,41 +190,6 @@ def _hardware_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser]
 # --- end hardware ---
 
 
-# --- render (referee/synth) ---------------------------------------------------------------
-
-
-def _render(args: argparse.Namespace) -> int:
-    from referee.synth.command import run
-
-    return run(args, lens=None if args.calibration is None else _render_lens(args.calibration))
-
-
-def _render_lens(path: str) -> Lens:
-    """A camera file as the renderer's lens (the renderer draws k1 k2 p1 p2 k3)."""
-    from referee.errors import CalibrationError
-    from referee.synth.camera import Lens
-    from referee.vision.calibration_files import load_camera
-
-    camera = load_camera(path)
-    (fx, skew, cx), (_, fy, cy), _ = camera.camera_matrix
-    dist = camera.dist_coeffs + (0.0,) * (5 - len(camera.dist_coeffs))
-    if any(dist[5:]) or skew:
-        raise CalibrationError(f"{path}: the renderer draws k1 k2 p1 p2 k3 without skew; "
-                               "this camera has more terms")
-    k1, k2, p1, p2, k3 = dist[:5]
-    return Lens(*camera.image_size, fx, fy, cx, cy, (k1, k2, p1, p2, k3))
-
-
-def _add_render(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
-    from referee.synth.command import add_arguments
-
-    add_arguments(verb("render", _render, "render a frame or footage of a game, with its "
-                       "ground truth"))
-
-
-# --- end render -------------------------------------------------------------------------
-
-
 # --- board (referee/vision/aruco) -------------------------------------------------------
 
 
@@ -253,71 +219,18 @@ def _add_board(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> 
 # --- end board --------------------------------------------------------------------------
 
 
-# --- vision: classify, train, eval (logic in referee/vision/tasks.py) ---------------------
+# --- classify (referee/app/classify.py) ----------------------------------------------
 
 
 def _classify(args: argparse.Namespace) -> int:
-    from referee.vision.tasks import classify_files, to_json_line
+    from referee.app.classify import classify_files, to_json_line
 
     for result in classify_files(args.pieces, args.files, model=args.model, turns=args.turns):
         print(to_json_line(result))
     return 0
 
 
-def _train(args: argparse.Namespace) -> int:
-    from referee.vision.tasks import train_pieces
-
-    train_pieces(
-        args.pieces,
-        out=args.out,
-        data=args.data,
-        steps=args.steps,
-        seed=args.seed,
-        extra=args.extra or (),
-        hard=args.hard or (),
-        init=args.init,
-        settings=args.set or (),
-        frames=args.frames,
-        only=args.only,
-    )
-    return 0
-
-
-def _train_corners(args: argparse.Namespace) -> int:
-    from referee.vision.tasks import train_corners_model
-
-    path = train_corners_model(model=args.model, frames=args.frames, steps=args.steps, seed=args.seed,
-                               data=args.data, out=args.out, jobs=args.jobs, threads=args.threads,
-                               progress=lambda line: print(line, flush=True))
-    print(f"wrote {path} and its card")
-    return 0
-
-
-def _eval(args: argparse.Namespace) -> int:
-    from referee.pipeline import PipelineSettings
-    from referee.tracking.tile_pieces import read_whole_pieces
-    from referee.vision.tasks import evaluate_pieces
-
-    # renders are also read as the referee reads them: a second look, tiles as whole pieces
-    print(evaluate_pieces(args.pieces, data=args.data, model=args.model, turns=args.turns,
-                          frames=args.frames, look=PipelineSettings().second_look,
-                          pieces_reader=read_whole_pieces))
-    return 0
-
-
-def _quantize(args: argparse.Namespace) -> int:
-    from referee.vision.tasks import quantize_pieces
-
-    quantize_pieces(args.pieces, model=args.model, frames=args.frames,
-                    eval_frames=args.eval_frames, data=args.data)
-    return 0
-
-
-def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
-    data_help = (
-        "the real dice photographs (default: $REFEREE_REAL_DICE or "
-        "../shared/data/real-dice-byler)"
-    )
+def _add_classify(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
     classify = verb("classify", _classify, "classify single square images; one JSON line each")
     classify.add_argument("--pieces", required=True,
                           help="piece set: dice, penta, zensu, tiles (or tiles-seam: seam crops; "
@@ -326,75 +239,10 @@ def _add_vision_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParse
     classify.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
                           help="average over the image turned 1, 2 or 4 ways")
     classify.add_argument("files", nargs="+", metavar="FILE", help="images of one square each")
-    train = verb("train", _train, "rebuild a classifier (needs the train extra)")
-    train.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")
-    train.add_argument("--out", help="output folder (default: models/)")
-    train.add_argument("--data", help=data_help + "; other sets: a folder of rendered crops "
-                       "(default: $REFEREE_RENDER_CROPS or /tmp/referee-crops, rendered if empty)")
-    train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
-    train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
-    train.add_argument("--extra", action="append", metavar="DIR",
-                       help="a folder of more labelled crops (labels.csv: file,label); repeatable")
-    train.add_argument("--hard", action="append", metavar="DIR",
-                       help="a folder of hard examples (same layout; renders.write_hard_crop_folder), "
-                       "drawn as their own share of a batch (p_hard); repeatable")
-    train.add_argument("--init", metavar="MODEL",
-                       help="fine-tune from this model's weights instead of from scratch")
-    train.add_argument("--set", action="append", metavar="KEY=VALUE",
-                       help="a recipe setting (a field of training.TrainConfig or, other sets, "
-                       "render_training.RenderRecipe, e.g. lr=0.001); repeatable")
-    train.add_argument("--frames", type=int,
-                       help="penta, zensu, tiles: train on the first N rendered frames, rendering "
-                       "those missing from --data (default: the set's TRAIN_FRAMES)")
-    train.add_argument("--only", metavar="MODEL",
-                       help="tiles: train only this model of the set (tiles, tiles-seam or "
-                       "tiles-monomino)")
-    corners = verb("train-corners", _train_corners, "rebuild a board-corner network from its recipe "
-                   "(models/corners.onnx, corners-big.onnx, corners-refine.onnx or corners-grid.onnx; "
-                   "needs the train extra) from rendered frames")
-    corners.add_argument("--model", default="corners",
-                         help="corners (3x3 boards; 4,000 frames, 5,000 steps), corners-big (5x5 and 5x6 "
-                         "boards; 8,000 frames of every Rinne-family size, 7,000 steps) or corners-refine "
-                         "(3x3 boards' refiner; 6,800 frames, three views each, 8,000 steps) or corners-grid "
-                         "(3x3 boards' grid reader; the refiner's views of 10,200 frames, 8,000 steps); "
-                         "default corners")
-    corners.add_argument("--frames", type=int,
-                         help="rendered frames to train on (default: the recipe's)")
-    corners.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
-    corners.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
-    corners.add_argument("--data", help="folder of rendered frames, rendered where missing "
-                         "(default: $REFEREE_RENDER_CROPS/MODEL)")
-    corners.add_argument("--out", help="output folder (default: models/)")
-    corners.add_argument("--jobs", type=int, default=2, help="rendering processes (default 2)")
-    corners.add_argument("--threads", type=int, default=1,
-                         help="torch threads for training (default 1; the card records it)")
-    evaluate = verb("eval", _eval, "print a classifier's accuracy tables (dice: real photos; "
-                    "other sets: held-out renders, also as the referee reads them)")
-    evaluate.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")
-    evaluate.add_argument("--frames", type=int, default=100,
-                          help="held-out frames to render (not dice; default 100)")
-    evaluate.add_argument("--data", help=data_help)
-    evaluate.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
-    evaluate.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
-                          help="test-time augmentation: 1, 2 or 4 turns")
-    quantize = verb("quantize", _quantize, "replace a trained float classifier by its int8 "
-                    "version, calibrated on rendered squares (about 2x faster on one core)")
-    quantize.add_argument("--pieces", required=True,
-                          help="piece set: dice, penta, zensu, tiles (with tiles-seam and "
-                          "tiles-monomino)")
-    quantize.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
-    quantize.add_argument("--frames", type=int, default=30,
-                          help="rendered training frames to calibrate on (default 30)")
-    quantize.add_argument("--eval-frames", type=int, default=200,
-                          help="held-out frames to measure it on after (not dice; default 200)")
-    quantize.add_argument("--data", help=data_help)
-
-
-# --- end of vision verbs --------------------------------------------------------------------
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from referee.replay import replay_footage, stderr_progress
+    from referee.app.replay import replay_footage, stderr_progress
 
     result = replay_footage(args.footage, args.game, pieces=args.pieces, out=args.out,
                             log=args.log, model=args.model, on_event=_print_event,
@@ -405,12 +253,15 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from referee.announce import cues_for
+    from referee.app.announce import cues_for
+    from referee.app.record import GameFiles
+    from referee.app.replay import replay_footage, stderr_progress
     from referee.hardware.signals import TerminalSignals
-    from referee.replay import DEMO_FOOTAGE, replay_footage, stderr_progress
+    from referee.resources import demo_footage
 
+    footage = demo_footage()
     signals = TerminalSignals()
-    print(f"Replaying {DEMO_FOOTAGE.name}: the designer's sample game of Rinne, as a camera "
+    print(f"Replaying {footage.name}: the designer's sample game of Rinne, as a camera "
           "would see it.")
 
     def show(event: Event, match: Match[Any, Any]) -> None:
@@ -418,16 +269,21 @@ def _demo(args: argparse.Namespace) -> int:
         for cue, player in cues_for(event, match):
             signals.show(cue, event.time_s, player=player)
 
-    out = args.out
-    if out is None:  # the demo's own folder is remade each time; a chosen one never is
-        import shutil
-
-        out = DEMO_FOOTAGE.with_name(DEMO_FOOTAGE.stem + "-referee")
-        shutil.rmtree(out, ignore_errors=True)
-    result = replay_footage(DEMO_FOOTAGE, "rinne", out=out, on_event=show,
+    files = GameFiles.at(args.out)
+    if args.out == DEMO_OUT:  # the demo's own files are remade each time; a chosen folder's never
+        _remove_game_files(files)
+    result = replay_footage(footage, "rinne", out=args.out, on_event=show,
                             progress=stderr_progress())
     _summary(result)
     return 0
+
+
+def _remove_game_files(files: Any) -> None:
+    import shutil
+
+    for path in (files.record, files.log, files.report):
+        path.unlink(missing_ok=True)
+    shutil.rmtree(files.keyframes, ignore_errors=True)
 
 
 def _print_event(event: Event, match: Match[Any, Any]) -> None:
@@ -447,7 +303,7 @@ def _summary(result: Any) -> None:
 def _live(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from referee.live import LiveOptions, run_live
+    from referee.app.live import LiveOptions, run_live
 
     return run_live(LiveOptions(args.game, args.camera, args.pins, args.pieces, Path(args.out),
                                 args.resume, args.model, args.calibration, args.board,
@@ -483,7 +339,8 @@ def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
     _calibration_arguments(live, "the camera file (default for pi: calibration/"
                            "pi-camera-module-3-<W>x<H>.yaml for the frame size)")
     demo = verb("demo", _demo, "replay the bundled footage of the designer's sample Rinne game")
-    demo.add_argument("--out", help="folder for the log, record, keyframes and report")
+    demo.add_argument("--out", default=DEMO_OUT, help="folder for the log, record, keyframes and "
+                      f"report (default: {DEMO_OUT}/ in the current directory, remade each time)")
 
 
 def _calibration_arguments(parser: argparse.ArgumentParser, camera_help: str) -> None:
@@ -523,27 +380,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_calibrate(verb)
     _hardware_verbs(verb)
-    _add_render(verb)
     _add_board(verb)
-    _add_vision_verbs(verb)
+    _add_classify(verb)
     _add_replay(verb)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Any = args.handler
-    try:
-        return int(handler(args))
-    except RefereeError as error:
-        print(f"referee: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("referee: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
+    return run_command(build_parser(), argv, prog="referee")
 
 
 if __name__ == "__main__":

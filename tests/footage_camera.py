@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from referee.errors import CameraLost, SourceError
-from referee.hardware.sources import BaseSource, Frame, FrameSource, open_source
+from referee.hardware.frames import BaseSource, Frame, FrameSource
+from referee.hardware.sources import open_source
+from tests import DATA
 
-FOOTAGE = Path(__file__).parent / "data" / "footage" / "rinne-dice-31.mp4"
+FOOTAGE = DATA / "footage" / "rinne-dice-31.mp4"
 # When the uninterrupted run accepts each ply of FOOTAGE (its log), and the plies themselves.
 PLY_TIMES = (4.433, 8.767, 15.3, 15.3, 19.7, 24.2)
 EXPECTED = json.loads(FOOTAGE.with_suffix(".expected.json").read_text())

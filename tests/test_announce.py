@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from referee.announce import cues_for
-from referee.events import Event, EventKind
+from referee.app.announce import cues_for
+from referee.app.events import Event, EventKind
 from referee.hardware.cues import Cue
 from referee.rules import Color, Match
 from referee.rules.rinne import RINNE

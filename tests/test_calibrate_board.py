@@ -3,17 +3,16 @@ first player's side, and bad input gets one line."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from referee.calibrate_board import calibrate_board
+from referee.app.calibrate_board import calibrate_board
+from referee.calibration.files import load_board
 from referee.cli import main
-from referee.footage_check import Expected
-from referee.vision.calibration_files import load_board
+from referee_lab.footage_check import Expected
+from tests import DATA
 from tests.test_replay_cli import noise_video
 
-FOOTAGE = Path(__file__).parent / "data" / "footage" / "rinne-dice-31.mp4"
+FOOTAGE = DATA / "footage" / "rinne-dice-31.mp4"
 
 
 def test_the_true_corners_and_side_are_recovered(tmp_path, capsys):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from benchmarks.undistort_pipeline import errors
-from referee.calibrated import (
+from referee.app.calibrated import (
     Calibration,
     CalibrationFiles,
     FrameLens,
@@ -22,17 +22,10 @@ from referee.calibrated import (
     profile_pose,
     side_by_colours,
 )
-from referee.cli import main
-from referee.errors import CalibrationError
-from referee.events import Event, EventKind
-from referee.footage_check import Expected, accepted_plies
-from referee.hardware.sources import open_source
-from referee.pipeline import BoardReader, Session, board_referee
-from referee.replay import replay_footage
-from referee.rules.rinne import RINNE
-from referee.synth.truth import FrameTruth
-from referee.tracking.reading import Reading
-from referee.vision.calibration_files import (
+from referee.app.events import Event, EventKind
+from referee.app.pipeline import BoardReader, Session, board_referee
+from referee.app.replay import replay_footage
+from referee.calibration.files import (
     BoardProfile,
     CameraCalibration,
     PlayerPieces,
@@ -41,10 +34,19 @@ from referee.vision.calibration_files import (
     save_board,
     save_camera,
 )
+from referee.calibration.undistort import make_undistorter
+from referee.cli import main
+from referee.errors import CalibrationError
+from referee.hardware.sources import open_source
+from referee.resources import calibration_dir
+from referee.rules.rinne import RINNE
+from referee.tracking.reading import Reading
 from referee.vision.pose import corner_error
-from referee.vision.undistort import make_undistorter
+from referee_lab.footage_check import Expected, accepted_plies
+from referee_lab.synth.truth import FrameTruth
+from tests import DATA
 
-FOOTAGE = Path(__file__).parent / "data" / "footage" / "rinne-dice-31.mp4"
+FOOTAGE = DATA / "footage" / "rinne-dice-31.mp4"
 CLIP_FRAMES = 290  # the footage's first two plies (the second is accepted at frame 264)
 
 
@@ -155,7 +157,7 @@ def profiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_replay_with_a_board_profile_reads_the_footage(profiled, tmp_path, monkeypatch):
     video, profile = profiled
-    import referee.pipeline as pipeline
+    import referee.app.pipeline as pipeline
 
     searches: list[int] = []
     real_find = pipeline.find_board
@@ -196,7 +198,7 @@ def test_a_profile_pose_is_checked_and_a_moved_board_found_again(profiled, monke
     truth = np.array(Expected.load(FOOTAGE.with_suffix(".expected.json")).corners[0])
     diagonal = float(np.linalg.norm(truth[2] - truth[0]))
 
-    import referee.pipeline as pipeline
+    import referee.app.pipeline as pipeline
 
     def no_search(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("searched although the profile's pose fits")
@@ -277,7 +279,7 @@ def test_a_bad_camera_file_is_one_line_everywhere(tmp_path, capsys, field, value
 
 
 def test_a_bad_or_foreign_board_profile_is_one_line(tmp_path, capsys):
-    good = load_board(Path(__file__).parents[1] / "calibration" / "boards" / "rinne.yaml")
+    good = load_board(calibration_dir() / "boards" / "rinne.yaml")
     cases = {}
     path = tmp_path / "wrong-type.yaml"
     save_board(good, path)

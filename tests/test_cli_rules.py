@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from referee.app.play import play_in_terminal
 from referee.cli import main
-from referee.play import play_in_terminal
 from referee.rules import find_game
+from tests import DATA
 
-RECORDS = Path(__file__).parent / "data" / "records"
+RECORDS = DATA / "records"
 SAMPLE = (RECORDS / "rinne-sample.txt").read_text()
 
 

@@ -3,17 +3,18 @@ real pipeline, ends with White winning and the exact published record."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from referee.cli import main
-from referee.footage_check import Expected
-from referee.replay import DEMO_FOOTAGE
+from referee.resources import demo_footage
+from referee_lab.footage_check import Expected
+from tests import DATA
 
-SAMPLE = Path(__file__).parent / "data" / "records" / "rinne-sample.txt"
+SAMPLE = DATA / "records" / "rinne-sample.txt"
 
 
-def test_the_demo_reads_the_designers_game_to_white_winning(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path)]) == 0
+def test_the_demo_reads_the_designers_game_to_white_winning(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the demo writes into the current directory, never the package
+    assert main(["demo"]) == 0
+    tmp_path = tmp_path / "referee-demo"
     out = capsys.readouterr().out.splitlines()
     assert "31 plies read; White wins" in out
     assert any("game over (White wins (goal reached))" in line for line in out)
@@ -22,6 +23,6 @@ def test_the_demo_reads_the_designers_game_to_white_winning(tmp_path, capsys):
     recorded = [line for line in (tmp_path / "game.txt").read_text().splitlines()
                 if line[:1].isdigit()]
     assert recorded == published
-    expected = Expected.load(DEMO_FOOTAGE.with_suffix(".expected.json"))
+    expected = Expected.load(demo_footage().with_suffix(".expected.json"))
     assert tuple(published) == expected.plies
     assert (tmp_path / "report.html").read_text().count("<svg") == 32

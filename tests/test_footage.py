@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from referee.footage_check import Expected, accepted_plies, moves_during_hands
-from referee.replay import replay_footage
+from referee.app.replay import replay_footage
+from referee_lab.footage_check import Expected, accepted_plies, moves_during_hands
+from tests import DATA
 
-FOOTAGE = Path(__file__).parent / "data" / "footage"
+FOOTAGE = DATA / "footage"
 CASES = sorted(FOOTAGE.glob("*.mp4"))
 
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from referee.app.live import LiveOptions, run_live
 from referee.cli import main
 from referee.hardware.signals import TerminalSignals
-from referee.live import LiveOptions, run_live
+from tests import ROOT
 from tests.test_replay_cli import noise_video
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_a_logged_game_is_never_overwritten(tmp_path, capsys):

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from referee.app.live import LiveOptions, run_live
 from referee.cli import main
 from referee.errors import CameraLost
 from referee.hardware.signals import TerminalSignals
-from referee.live import LiveOptions, run_live
 from tests.footage_camera import (
     PLIES,
     FakeClock,

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from referee.events import Event, EventKind
+from referee.app.events import Event, EventKind
+from referee.app.live import LiveOptions, run_live
+from referee.app.record import Recorder, load_log
 from referee.hardware.signals import TerminalSignals
-from referee.live import LiveOptions, run_live
-from referee.record import Recorder, load_log
 from referee.rules import Match, find_game
+from tests import ROOT
 from tests.footage_camera import (
     FOOTAGE,
     HANDS_GONE,
@@ -30,7 +31,6 @@ from tests.footage_camera import (
     write_log,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 MOVES = [ply.split(". ", 1)[1] for ply in PLIES]
 
 
@@ -139,7 +139,7 @@ def test_two_plies_read_at_once_are_logged_together(tmp_path: Path, monkeypatch)
     def killed(descriptor: int) -> None:
         raise SystemExit("SIGKILL")
 
-    monkeypatch.setattr("referee.record.os.fsync", killed)
+    monkeypatch.setattr("referee.app.record.os.fsync", killed)
     with pytest.raises(SystemExit):
         recorder.write_all(together, match)
     assert accepted_moves(tmp_path / "game.jsonl") == MOVES[2:4]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from referee.pipeline import board_region, crop_colors
-from referee.renders import DIE_HEIGHT, dice_squares, pose_of
+from referee.app.pipeline import board_region, crop_colors
 from referee.rules.rinne import RINNE
-from referee.synth import RenderOptions, render_frame
 from referee.tracking.reading import ColorModel, Reading
 from referee.vision.crops import CropSpec, crop_squares
 from referee.vision.warp import top_face_quads
+from referee_lab.renders import DIE_HEIGHT, dice_squares, pose_of
+from referee_lab.synth import RenderOptions, render_frame
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_a_keyframe_keeps_the_board_and_little_else(start_frame):
 def test_a_second_look_averages_tighter_crops_of_doubtful_squares_only(start_frame):
     """Squares whose best label leads by less than `SecondLook.below` nats are read again
     from tighter and shifted crops and the looks averaged; the others keep their reading."""
-    from referee.pipeline import BoardReader, PipelineSettings
+    from referee.app.pipeline import BoardReader, PipelineSettings
     from referee.vision.classifier import Classifier
     from referee.vision.second_look import SecondLook, lead, looked_again
 

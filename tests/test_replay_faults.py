@@ -11,9 +11,10 @@ import cv2
 import pytest
 
 from referee.cli import main
-from referee.footage_check import Expected
+from referee_lab.footage_check import Expected
+from tests import DATA
 
-GAME = Path(__file__).parent / "data" / "footage" / "tensei-penta-whole.mp4"
+GAME = DATA / "footage" / "tensei-penta-whole.mp4"
 
 
 def as_avi(frames: range, path: Path) -> Path:

@@ -13,8 +13,9 @@ import cv2
 
 from referee.errors import SignalsError, SourceError
 from referee.hardware.cues import Cue
+from referee.hardware.frames import Frame
 from referee.hardware.signals import Clock, GpioSignals, Signals, Ticker
-from referee.hardware.sources import DARK_LEVEL, Frame, frame_level, open_source
+from referee.hardware.sources import DARK_LEVEL, frame_level, open_source
 from referee.rules.core import Color
 
 

@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from referee.errors import CameraLost, SourceError
-from referee.hardware.sources import BaseSource, Clock, Frame, make_frame
+from referee.hardware.frames import BaseSource, Clock, Frame, make_frame
 
 log = logging.getLogger(__name__)
 

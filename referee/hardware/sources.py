@@ -24,59 +24,21 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
 import cv2
 import numpy as np
 
 from referee.errors import CameraLost, SourceError
-from referee.hardware.closing import Closing
+from referee.hardware.frames import BaseSource, Clock, Frame, FrameSource, make_frame
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
 # Mean level (0–255) below which a frame counts as black: a lens cap, the lights off, a
 # dead sensor. A dim room still reads 30+; a capped lens reads 0–5.
 DARK_LEVEL = 12.0
-
-
-@dataclass(frozen=True, eq=False)
-class Frame:
-    """One picture: BGR uint8 H x W x 3 (read-only), its number from 0, and its time in
-    seconds from the first frame (from the file's frame rate, or the camera's clock)."""
-
-    frame_bgr: np.ndarray
-    index: int
-    timestamp_s: float
-
-
-class FrameSource(Protocol):
-    description: str
-
-    def __iter__(self) -> Iterator[Frame]: ...
-
-    def close(self) -> None: ...
-
-    def __enter__(self) -> FrameSource: ...
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None: ...
-
-
-class BaseSource(Closing):
-    """Context management and iteration; subclasses yield raw BGR arrays from `_read`."""
-
-    description = "frames"
-
-    def close(self) -> None:
-        """Release the file or camera; safe to call twice."""
-
-    def __iter__(self) -> Iterator[Frame]:
-        raise NotImplementedError
 
 
 @contextlib.contextmanager
@@ -90,19 +52,6 @@ def quiet_opencv() -> Iterator[None]:
         yield
     finally:
         cv2.utils.logging.setLogLevel(level)
-
-
-def make_frame(pixels: np.ndarray, index: int, timestamp_s: float, where: str) -> Frame:
-    """Check a decoded picture and freeze it into a `Frame`."""
-    if pixels.ndim == 2:
-        pixels = cv2.cvtColor(pixels, cv2.COLOR_GRAY2BGR)
-    elif pixels.ndim == 3 and pixels.shape[2] == 4:
-        pixels = cv2.cvtColor(pixels, cv2.COLOR_BGRA2BGR)
-    if pixels.ndim != 3 or pixels.shape[2] != 3 or pixels.dtype != np.uint8:
-        raise SourceError(f"{where}: not an 8-bit colour picture (shape {pixels.shape}, "
-                          f"{pixels.dtype})")
-    pixels.flags.writeable = False
-    return Frame(pixels, index, timestamp_s)
 
 
 def first_frame_at(start_s: float, fps: float, where: object) -> int:

@@ -21,8 +21,9 @@ from dataclasses import replace
 
 from referee.errors import CameraLost, SourceError
 from referee.hardware.cues import Cue
+from referee.hardware.frames import Frame, FrameSource
 from referee.hardware.signals import Clock, Signals
-from referee.hardware.sources import Frame, FrameSource, Picture, PictureWatch
+from referee.hardware.sources import Picture, PictureWatch
 
 log = logging.getLogger(__name__)
 

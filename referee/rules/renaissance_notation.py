@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 import string
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from referee.errors import IllegalMoveError, NotationError
-from referee.rules.core import Color
+from referee.rules.core import Color, Geometry
 from referee.rules.polyomino import SHAPE_NAMES, SHAPES, identify_squares, placements
 from referee.rules.renaissance_position import (
     BLOCKED,
@@ -32,10 +32,24 @@ from referee.rules.renaissance_position import (
     PlaceMonomino,
     PlaceTile,
     Position,
+    Scores,
 )
+from referee.rules.renaissance_ruleset import RenaissanceSettings
 
-if TYPE_CHECKING:
-    from referee.rules.renaissance import RenaissanceRules
+
+class NotatedRules(Protocol):
+    """What the notation asks of the rules (`RenaissanceRules` has it): the notation is built
+    by the rules, so it names them only through this."""
+
+    settings: RenaissanceSettings
+    player_names: tuple[str, str]
+
+    @property
+    def geometry(self) -> Geometry: ...
+
+    def is_legal(self, position: Position, move: Move) -> bool: ...
+
+    def scores(self, position: Position) -> Scores: ...
 
 _SQUARE = r"[A-Za-z]\d+"
 _SEPARATORS = re.compile(rf"^(?:{_SQUARE}|[\s,;\-])*$")
@@ -52,7 +66,7 @@ EXAMPLES = {
 
 
 class RenaissanceNotation:
-    def __init__(self, rules: RenaissanceRules) -> None:
+    def __init__(self, rules: NotatedRules) -> None:
         self.rules = rules
         self.geometry = rules.geometry
 

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.errors import ModelError
+from referee.resources import models_dir
 from referee.vision.crops import CropSpec
 
 log = logging.getLogger(__name__)
@@ -32,9 +33,9 @@ MODELS_ENV = "REFEREE_MODELS"
 
 
 def default_models_dir() -> Path:
-    """`$REFEREE_MODELS`, else the repository's `models/` folder."""
+    """`$REFEREE_MODELS`, else the models that ship with the package."""
     env = os.environ.get(MODELS_ENV)
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "models"
+    return Path(env) if env else models_dir()
 
 
 @dataclass(frozen=True)

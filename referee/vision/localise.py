@@ -55,17 +55,7 @@ from referee.vision.gridfit import (
     line_support,
     normaliser,
 )
-from referee.vision.outline import edge_centred, margin_grids, outline_quads, ring_agreement
-from referee.vision.pose import (
-    BoardPose,
-    FloatArray,
-    apply_homography,
-    board_corners,
-    camera_homography,
-    corner_error,
-    grid_through,
-)
-from referee.vision.profiles import (
+from referee.vision.line_profiles import (
     ProfileSupport,
     checker_steps,
     fit_profiles,
@@ -76,6 +66,16 @@ from referee.vision.profiles import (
     ridge_polarity,
     ridge_score,
     small_board,
+)
+from referee.vision.outline import edge_centred, margin_grids, outline_quads, ring_agreement
+from referee.vision.pose import (
+    BoardPose,
+    FloatArray,
+    apply_homography,
+    board_corners,
+    camera_homography,
+    corner_error,
+    grid_through,
 )
 from referee.vision.settings import LocaliseSettings, TrackSettings, default_settings
 

@@ -1,5 +1,5 @@
-"""Thresholds for localisation, tracking and crops, loaded from `calibration/vision.toml`
-(the defaults below mirror it, so the package also works where that file is absent)."""
+"""Thresholds for localisation, tracking and crops, loaded from `referee/data/vision.toml`
+(the defaults below mirror it)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from referee.errors import VisionSettingsError
-
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "calibration" / "vision.toml"
+from referee.resources import vision_settings_file
 
 
 @dataclass(frozen=True)
@@ -279,5 +278,5 @@ def load_settings(path: Path | str) -> VisionSettings:
 
 @lru_cache(maxsize=1)
 def default_settings() -> VisionSettings:
-    """`calibration/vision.toml` when the source tree has it, else the built-in defaults."""
-    return load_settings(DEFAULT_PATH) if DEFAULT_PATH.exists() else VisionSettings()
+    """The settings that ship with the package (`referee/data/vision.toml`)."""
+    return load_settings(vision_settings_file())

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from referee.announce import cues_for
-from referee.events import Event, EventKind
+from referee.app.announce import cues_for
+from referee.app.events import Event, EventKind
 from referee.hardware.cues import Cue
 from referee.hardware.pinmap import DEFAULT_PINS
 from referee.hardware.signals import GpioSignals

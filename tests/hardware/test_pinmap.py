@@ -17,8 +17,8 @@ from referee.hardware.pinmap import (
     load_pin_map,
     parse_pin,
 )
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_FILE = ROOT / "hardware" / "pins.toml"
 
 GOOD = """

@@ -210,7 +210,7 @@ def test_black_frames_are_reported_after_a_second_and_recovery_too(tmp_path: Pat
 
 def test_a_hand_over_the_lens_is_not_a_black_picture():
     watch = PictureWatch(after_s=1.0)
-    from referee.hardware.sources import make_frame
+    from referee.hardware.frames import make_frame
 
     dark = np.full((120, 160, 3), 4, np.uint8)
     assert frame_level(dark) == 4.0

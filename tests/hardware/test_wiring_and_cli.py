@@ -19,8 +19,8 @@ from referee.hardware.cues import Cue
 from referee.hardware.pinmap import DEFAULT_PINS, PinMap, TurnRgb, header_pin, load_pin_map
 from referee.hardware.signals import GpioSignals
 from referee.hardware.wiring import wiring_svg
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 HARDWARE = ROOT / "hardware"
 
 

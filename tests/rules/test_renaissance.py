@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -48,8 +47,9 @@ from referee.rules.renaissance_ruleset import (
     renaissance_from_toml,
 )
 from referee.rules.ruleset import packaged_toml
+from tests import DATA
 
-RECORDS = Path(__file__).resolve().parents[1] / "data" / "records"
+RECORDS = DATA / "records"
 GAME = find_game("renaissance")
 assert isinstance(GAME, RenaissanceRules)
 G, S = Color.FIRST, Color.SECOND

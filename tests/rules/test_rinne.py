@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from referee.errors import IllegalMoveError, NotationError
 from referee.rules import Color, Match, Termination, find_game
 from referee.rules.records import read_record, replay
 from referee.rules.rinne import FLIPFLOP_3X3, RINNE, RINNE_5X5, TENSEI, Move, State
+from tests import DATA
 
-RECORDS = Path(__file__).parent.parent / "data" / "records"
+RECORDS = DATA / "records"
 
 
 def names(game, squares):

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from referee.app.play import play_in_terminal
 from referee.cli import main
-from referee.play import play_in_terminal
 from referee.rules import find_game
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 RULESETS = ROOT / "referee" / "rules" / "rulesets"
 RECORDS = ROOT / "tests" / "data" / "records"
 

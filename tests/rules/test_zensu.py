@@ -14,8 +14,9 @@ from referee.rules.core import Color, Match, Termination, generic_perft
 from referee.rules.records import format_record, parse_record, read_record, replay
 from referee.rules.ruleset import packaged_toml
 from referee.rules.zensu import PASS, Move, Position, ZensuRules, zensu_from_toml
+from tests import DATA, ROOT
 
-RECORDS = Path(__file__).resolve().parents[1] / "data" / "records"
+RECORDS = DATA / "records"
 GAME = find_game("zensu")
 assert isinstance(GAME, ZensuRules)
 T, R = Color.FIRST, Color.SECOND
@@ -335,7 +336,7 @@ def test_a_corrected_ruleset_changes_the_game(tmp_path: Path) -> None:
     moves = {game.move_text(start, m) for m in game.legal_moves(start)}
     assert "1 c3 - c4" in moves and "1 c3 - e3" in moves and "1 d3 - a3" in moves
     path = tmp_path / "zensu.toml"
-    path.write_text((Path(__file__).resolve().parents[2] / "referee" / "rules" / "rulesets"
+    path.write_text((ROOT / "referee" / "rules" / "rulesets"
                      / "zensu.toml").read_text().replace("files = 6", "files = 7"))
     assert load_ruleset(path).geometry.files == 7  # type: ignore[attr-defined]
 

@@ -10,8 +10,9 @@ import cv2
 import pytest
 
 from referee.cli import main
+from tests import DATA
 
-RECORDS = Path(__file__).parents[1] / "data" / "records"
+RECORDS = DATA / "records"
 
 
 def test_render_a_frame_with_its_truth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,10 +13,10 @@ import pytest
 from referee.errors import OutputError, RenderError
 from referee.rules import find_game
 from referee.rules.records import parse_record, replay
-from referee.synth.footage import FootageOptions, render_footage
-from referee.synth.games import contents_from_position, game_spec
-from referee.synth.scene import RenderOptions
-from referee.synth.truth import FootageTruth
+from referee_lab.synth.footage import FootageOptions, render_footage
+from referee_lab.synth.games import contents_from_position, game_spec
+from referee_lab.synth.scene import RenderOptions
+from referee_lab.synth.truth import FootageTruth
 
 TINY = RenderOptions(width=192, height=144)
 FAST = FootageOptions(fps=8, plies=2)

@@ -12,12 +12,13 @@ import pytest
 from referee.errors import RenderError
 from referee.rules.core import Match
 from referee.rules.records import read_record, replay
-from referee.synth.footage import FootageOptions, render_footage
-from referee.synth.games import contents_from_position, game_spec
-from referee.synth.scene import RenderOptions
-from referee.synth.truth import Contents, FootageTruth
+from referee_lab.synth.footage import FootageOptions, render_footage
+from referee_lab.synth.games import contents_from_position, game_spec
+from referee_lab.synth.scene import RenderOptions
+from referee_lab.synth.truth import Contents, FootageTruth
+from tests import DATA
 
-RECORDS = Path(__file__).resolve().parent.parent / "data" / "records"
+RECORDS = DATA / "records"
 TINY = RenderOptions(width=160, height=120)
 FAST = FootageOptions(fps=5)
 

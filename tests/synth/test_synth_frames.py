@@ -9,11 +9,11 @@ import pytest
 
 from referee.errors import RenderError
 from referee.rules import find_game
-from referee.synth import RenderOptions, render_frame
-from referee.synth.games import game_spec, known_games, renaissance_position
-from referee.synth.scene import Scene
-from referee.synth.style import colour_distance, legible, lightness, sample_style
-from referee.synth.truth import FrameTruth, SquareContent
+from referee_lab.synth import RenderOptions, render_frame
+from referee_lab.synth.games import game_spec, known_games, renaissance_position
+from referee_lab.synth.scene import Scene
+from referee_lab.synth.style import colour_distance, legible, lightness, sample_style
+from referee_lab.synth.truth import FrameTruth, SquareContent
 
 SMALL = RenderOptions(width=320, height=240)
 

@@ -7,11 +7,11 @@ import cv2
 import numpy as np
 import pytest
 
-from referee.synth.camera import CameraSpec, distortion_maps, make_canvas, sample_camera
-from referee.synth.games import game_spec
-from referee.synth.placement import place_all
-from referee.synth.scene import FrameState, RenderOptions, Scene, tilt_of
-from referee.synth.truth import EMPTY, SquareContent
+from referee_lab.synth.camera import CameraSpec, distortion_maps, make_canvas, sample_camera
+from referee_lab.synth.games import game_spec
+from referee_lab.synth.placement import place_all
+from referee_lab.synth.scene import FrameState, RenderOptions, Scene, tilt_of
+from referee_lab.synth.truth import EMPTY, SquareContent
 
 CLEAN = RenderOptions(width=480, height=360, effects=False, clutter=False, shadows=False,
                       distortion=1.5)
@@ -127,8 +127,8 @@ def test_camera_respects_tilt_and_size() -> None:
 def test_die_top_face_colour_is_at_its_recorded_top() -> None:
     """At the recorded top of each die the clean frame shows that die's body colour, lit as
     a face looking straight up is lit (faces 2, 4, 6 have no pip in the middle)."""
-    from referee.synth.mesh import shade
-    from referee.synth.pieces import die_mesh
+    from referee_lab.synth.mesh import shade
+    from referee_lab.synth.pieces import die_mesh
 
     scene = Scene(game_spec("tensei"), 14, RenderOptions(width=640, height=480, effects=False,
                                                          clutter=False, shadows=False,

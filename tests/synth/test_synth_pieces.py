@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from referee.synth.games import game_spec
-from referee.synth.hands import HandPose, sample_hand_look
-from referee.synth.pieces import DIE_NORMALS, die_orientation, die_rotations, penta_corners
-from referee.synth.placement import forward_yaw, place_all
-from referee.synth.scene import FrameState, RenderOptions, Scene
-from referee.synth.truth import EMPTY, SquareContent
+from referee_lab.synth.games import game_spec
+from referee_lab.synth.hands import HandPose, sample_hand_look
+from referee_lab.synth.pieces import DIE_NORMALS, die_orientation, die_rotations, penta_corners
+from referee_lab.synth.placement import forward_yaw, place_all
+from referee_lab.synth.scene import FrameState, RenderOptions, Scene
+from referee_lab.synth.truth import EMPTY, SquareContent
 
 
 def test_die_faces_are_a_real_die() -> None:
@@ -83,7 +83,7 @@ def test_hands_from_any_side_under_any_camera_render_cleanly() -> None:
     projected from behind it (which would draw garbage or overflow)."""
     import warnings
 
-    from referee.synth import render_frame
+    from referee_lab.synth import render_frame
 
     options = RenderOptions(width=160, height=120, hands=1.0, tilt=(35.0, 40.0))
     with warnings.catch_warnings():
@@ -105,7 +105,7 @@ def test_letters_are_drawn_as_the_measured_renders_drew_them() -> None:
 
     import cv2
 
-    from referee.synth.pieces import _rotated_text
+    from referee_lab.synth.pieces import _rotated_text
 
     tex = np.zeros((64, 64, 3), np.uint8)
     _rotated_text(tex, "K", (32.0, 32.0), 0.3, 30.0, (255, 255, 255))

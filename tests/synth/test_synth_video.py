@@ -11,10 +11,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+import referee_lab.synth.video as video_module
 from referee.errors import OutputError, RenderError
-from referee.synth import RenderOptions, render_frame
-from referee.synth import video as video_module
-from referee.synth.video import Encoding, FFmpegWriter, ffmpeg_exe, open_video
+from referee_lab.synth import RenderOptions, render_frame
+from referee_lab.synth.video import Encoding, FFmpegWriter, ffmpeg_exe, open_video
 
 Frames = list[npt.NDArray[np.uint8]]
 
@@ -65,7 +65,7 @@ def test_without_imageio_ffmpeg_mp4v_with_a_warning(tmp_path: Path, frames: Fram
                                                     caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(video_module, "ffmpeg_exe", lambda: None)
     path = tmp_path / "v.mp4"
-    with caplog.at_level(logging.WARNING, logger="referee.synth.video"):
+    with caplog.at_level(logging.WARNING, logger="referee_lab.synth.video"):
         _write(path, frames)
     assert "imageio-ffmpeg" in caplog.text
     assert len(_read(path)) == len(frames)

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from referee.app.events import EventKind
+from referee.app.record import Recorder, load_log, match_from_log
+from referee.app.state_machine import Phase, Referee
 from referee.errors import RecordError
-from referee.events import EventKind
-from referee.record import Recorder, load_log, match_from_log
-from referee.referee import Phase, Referee
 from referee.rules import Match
 from referee.rules.records import read_record
 from referee.rules.rinne import RINNE, Move, State
 from referee.tracking.inference import DICE
+from tests import DATA
 from tests.tracking.fakes import DICE_LABELS, reading_of
 
-SAMPLE = Path(__file__).parent.parent / "data" / "records" / "rinne-sample.txt"
+SAMPLE = DATA / "records" / "rinne-sample.txt"
 
 
 def sample_positions():

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from referee.vision.classifier import default_models_dir
-from referee.vision.datasets import REAL_DICE_ENV, real_dice_dir
+from referee_lab.datasets import REAL_DICE_ENV, real_dice_dir
 
 
 @pytest.fixture(scope="session")

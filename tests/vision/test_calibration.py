@@ -11,9 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
-from referee.cli import main
-from referee.errors import CalibrationError
-from referee.vision.calibration import (
+from referee.calibration.files import load_camera
+from referee.calibration.intrinsics import (
     Charuco,
     Chessboard,
     calibrate,
@@ -22,10 +21,12 @@ from referee.vision.calibration import (
     find_images,
     make_pattern,
 )
-from referee.vision.calibration_files import load_camera
-from referee.vision.patterns import layout, rasterise
+from referee.calibration.patterns import layout, rasterise
+from referee.cli import main
+from referee.errors import CalibrationError
+from tests import DATA
 
-SAMPLES = Path(__file__).parents[1] / "data" / "calibration" / "opencv-left"
+SAMPLES = DATA / "calibration" / "opencv-left"
 
 
 def imread(path: Path, flags: int = cv2.IMREAD_COLOR) -> np.ndarray:

@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from referee.cli import main
-from referee.errors import CalibrationError
-from referee.rules import find_game, game_names
-from referee.vision.calibration_files import (
+from referee.calibration.defaults import (
+    COMMON_SIZES,
+    PUBLISHED_FOV_DEG,
+    default_path,
+    pi_camera_module_3,
+)
+from referee.calibration.files import (
     BoardProfile,
     CameraCalibration,
     PlayerPieces,
@@ -23,14 +26,12 @@ from referee.vision.calibration_files import (
     save_board,
     save_camera,
 )
-from referee.vision.camera_defaults import (
-    COMMON_SIZES,
-    PUBLISHED_FOV_DEG,
-    default_path,
-    pi_camera_module_3,
-)
+from referee.cli import main
+from referee.errors import CalibrationError
+from referee.resources import calibration_dir
+from referee.rules import find_game, game_names
 
-CALIBRATION = Path(__file__).parents[2] / "calibration"
+CALIBRATION = calibration_dir()
 
 CAMERA = CameraCalibration(
     image_size=(640, 480),

@@ -10,15 +10,16 @@ import cv2
 import numpy as np
 import pytest
 
+from referee.calibration.defaults import pi_camera_module_3
+from referee.calibration.files import CameraCalibration
+from referee.calibration.intrinsics import Charuco, Chessboard, calibrate_folder, find_chessboard
+from referee.calibration.patterns import layout, rasterise, to_pdf, to_svg, write_pattern
+from referee.calibration.undistort import make_undistorter, warp_maps
 from referee.cli import main
 from referee.errors import CalibrationError
-from referee.vision.calibration import Charuco, Chessboard, calibrate_folder, find_chessboard
-from referee.vision.calibration_files import CameraCalibration
-from referee.vision.camera_defaults import pi_camera_module_3
-from referee.vision.patterns import layout, rasterise, to_pdf, to_svg, write_pattern
-from referee.vision.undistort import make_undistorter, warp_maps
+from tests import DATA
 
-SAMPLES = Path(__file__).parents[1] / "data" / "calibration" / "opencv-left"
+SAMPLES = DATA / "calibration" / "opencv-left"
 
 
 def imread(path: Path, flags: int = cv2.IMREAD_COLOR) -> np.ndarray:

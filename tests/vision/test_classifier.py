@@ -11,7 +11,7 @@ import pytest
 
 from referee.errors import ModelError, RefereeError
 from referee.vision.classifier import Classifier, Prediction, sha256_of
-from referee.vision.datasets import DICE_LABELS
+from referee_lab.datasets import DICE_LABELS
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from referee.cli import main
 from referee.vision.classifier import Classifier
-from referee.vision.datasets import DICE_LABELS, RealDice, fixed_crops
+from referee_lab.datasets import DICE_LABELS, RealDice, fixed_crops
 
 
 def _write(path: Path, image: np.ndarray) -> str:

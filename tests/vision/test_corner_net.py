@@ -152,7 +152,7 @@ def test_a_referee_on_a_bigger_board_loads_its_corner_network_at_start_up(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A missing `corners-big` model is told when the reader is made, not mid-game at the
     first search; a 3x3 board's reader does not ask for it, but for its own two."""
-    from referee.pipeline import BoardReader
+    from referee.app.pipeline import BoardReader
     from referee.vision import localise
     from referee.vision.classifier import Classifier
 

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from referee.errors import ModelError, NoBoardError
-from referee.stills import render_still
 from referee.vision.classifier import default_models_dir, sha256_of
-from referee.vision.corner_data import RECIPES, guessed_quads, load_shards, render_view_shards
 from referee.vision.corner_net import Canvas, CornerNet
 from referee.vision.localise import _with_refiner, canonical
 from referee.vision.pose import BoardPose, board_corners
 from referee.vision.settings import LocaliseSettings
+from referee_lab.corner_data import RECIPES, guessed_quads, load_shards, render_view_shards
+from referee_lab.stills import render_still
 
 CANVAS = Canvas(3, 3, square_px=32, margin=1.0)
 SETTINGS = LocaliseSettings()
@@ -169,9 +169,9 @@ def test_the_finder_keeps_its_answer_unless_the_refiner_reads_the_board_apart_an
 
 def test_train_corners_renders_a_refiners_views_and_trains_on_its_canvas(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import referee.vision.corner_data as corner_data
-    import referee.vision.corner_training as corner_training
-    from referee.vision.tasks import train_corners_model
+    import referee_lab.corner_data as corner_data
+    import referee_lab.corner_training as corner_training
+    from referee_lab.tasks import train_corners_model
 
     calls: dict[str, object] = {}
 

@@ -11,8 +11,8 @@ import pytest
 
 from referee.cli import main
 from referee.errors import ModelError
-from referee.stills import render_still
-from referee.vision.corner_data import (
+from referee.vision.corner_net import STRIDE, CornerNet, decode, shrink
+from referee_lab.corner_data import (
     FIRST_SEED,
     HAND_HALF,
     HAND_THIRD,
@@ -22,8 +22,8 @@ from referee.vision.corner_data import (
     load_shards,
     render_shards,
 )
-from referee.vision.corner_net import STRIDE, CornerNet, decode, shrink
-from referee.vision.tasks import default_models_dir
+from referee_lab.stills import render_still
+from referee_lab.tasks import default_models_dir
 
 # session 16's frames (commit 1cbf3a4's corner_data.GAMES), which corners-big was trained on
 GAMES_1CBF3A4 = ("flipflop-3x3", "rinne", "flipflop-3x3", "rinne-5x5", "flipflop-3x3", "tensei",
@@ -130,7 +130,7 @@ def test_no_shards_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_the_heat_target_peaks_at_each_corner_and_decodes_back() -> None:
     pytest.importorskip("torch")
-    from referee.vision.corner_training import targets
+    from referee_lab.corner_training import targets
 
     points = np.array([[10.3, 20.7], [100.0, 21.0], [101.5, 90.2], [12.0, 88.8]], np.float32)
     heat, offset, mask = targets(points, 40, 40, sigma=0.8)
@@ -146,7 +146,7 @@ def test_the_heat_target_peaks_at_each_corner_and_decodes_back() -> None:
 def test_a_short_training_run_writes_a_model_its_reader_accepts(shards: Path, tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("onnx")
-    from referee.vision.corner_training import CornerTrainConfig, train_corners
+    from referee_lab.corner_training import CornerTrainConfig, train_corners
 
     config = CornerTrainConfig(steps=2, batch=2, window=96, eval_every=2, threads=1)
     path = train_corners(shards, tmp_path, config, progress=lambda _: None)
@@ -179,7 +179,7 @@ def test_a_short_corners_big_training_run_writes_a_model_for_its_boards(big_shar
                                                                        tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("onnx")
-    from referee.vision.corner_training import CornerTrainConfig, train_corners
+    from referee_lab.corner_training import CornerTrainConfig, train_corners
 
     config = CornerTrainConfig(steps=2, batch=2, window=96, eval_every=2, threads=1)
     path = train_corners(big_shards, tmp_path, config, progress=lambda _: None, recipe=RECIPES["corners-big"])
@@ -203,7 +203,7 @@ def test_a_short_corners_big_training_run_writes_a_model_for_its_boards(big_shar
 def test_frames_of_another_recipe_are_refused_not_mixed(shards: Path, tmp_path: Path) -> None:
     """corners' frames (FlipFlop 3x3 only) in the folder a corners-big rebuild is told to use:
     refused before anything is rendered or trained."""
-    from referee.vision.tasks import train_corners_model
+    from referee_lab.tasks import train_corners_model
 
     folder = tmp_path / "frames"
     shutil.copytree(shards, folder)
@@ -225,9 +225,9 @@ def test_frames_of_another_recipe_are_refused_not_mixed(shards: Path, tmp_path: 
 @pytest.mark.parametrize("model", ["corners", "corners-big"])
 def test_train_corners_model_follows_the_recipe_into_a_folder_of_its_own(
         model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import referee.vision.corner_data as corner_data
-    import referee.vision.corner_training as corner_training
-    from referee.vision.tasks import train_corners_model
+    import referee_lab.corner_data as corner_data
+    import referee_lab.corner_training as corner_training
+    from referee_lab.tasks import train_corners_model
 
     calls: dict[str, Any] = {}
 
@@ -253,7 +253,7 @@ def test_train_corners_model_follows_the_recipe_into_a_folder_of_its_own(
 
 def test_train_corners_command_passes_the_model_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    import referee.vision.tasks as tasks
+    import referee_lab.tasks as tasks
 
     seen: list[dict[str, Any]] = []
 

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from referee.errors import ImageError, ModelError
-from referee.vision.augment import Augment, augmented_crop, jitter_quad, synthetic_square
 from referee.vision.crops import CropSpec, crop_square, square_quad
-from referee.vision.datasets import (
+from referee.vision.images import read_image
+from referee_lab.augment import Augment, augmented_crop, jitter_quad, synthetic_square
+from referee_lab.datasets import (
     EMPTY,
     Sample,
     crop_samples,
     fixed_crops,
     folder_samples,
-    read_image,
 )
 
 SPEC = CropSpec(48, 0.12)
@@ -88,7 +88,7 @@ def test_read_image_errors(tmp_path: Path) -> None:
 def test_training_runs_and_exports_a_loadable_model(real_dice: Path, tmp_path: Path) -> None:
     """A few steps of the real recipe: data, augmentation, export check, card."""
     from referee.vision.classifier import Classifier
-    from referee.vision.training import TrainConfig, train_dice
+    from referee_lab.training import TrainConfig, train_dice
 
     extra = list(crop_samples([(_die_image(), 3)], margin=0.12, group="render"))
     config = TrainConfig(steps=4, batch=8, eval_every=2, tray_empties_per_photo=1)
@@ -117,7 +117,7 @@ def test_flip_mirrors_the_crop() -> None:
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
 def test_rendered_empties_get_their_own_share() -> None:
     """With `p_extra_empty`, rendered empties are drawn at that share however few they are."""
-    from referee.vision.training import BatchMaker, TrainConfig
+    from referee_lab.training import BatchMaker, TrainConfig
 
     die = Sample(_die_image(), square_quad((60.0, 60.0), 56.0), 3, "real")
     tray = [Sample(_die_image(), square_quad((60.0, 60.0), 56.0), EMPTY, "tray")] * 99
@@ -136,7 +136,7 @@ def _float_model(folder: Path, size: int = 48) -> Path:
     weights, batch-norm statistics moved off the identity by a few training-mode passes."""
     import torch
 
-    from referee.vision.training import TrainConfig, build_net, export_onnx
+    from referee_lab.training import TrainConfig, build_net, export_onnx
 
     torch.manual_seed(0)
     net = build_net(TrainConfig().arch, 7)
@@ -164,7 +164,7 @@ def test_fine_tuning_starts_from_exactly_the_onnx_model(tmp_path: Path, dice_mod
     import torch
 
     from referee.errors import ModelError
-    from referee.vision.training import TrainConfig, build_net, load_onnx_weights, normalise
+    from referee_lab.training import TrainConfig, build_net, load_onnx_weights, normalise
 
     path = _float_model(tmp_path)
     rng = np.random.default_rng(0)
@@ -186,8 +186,8 @@ def test_fine_tuning_at_another_input_size(real_dice: Path, tmp_path: Path) -> N
     """A 48x48 model's weights start a 64x64 model (the net is fully convolutional); the hard
     real dice are those the starting model finds hard at its own size."""
     from referee.vision.classifier import Classifier
-    from referee.vision.datasets import RealDice, split_groups
-    from referee.vision.training import TrainConfig, hard_for, normalise, train_dice
+    from referee_lab.datasets import RealDice, split_groups
+    from referee_lab.training import TrainConfig, hard_for, normalise, train_dice
 
     start = _float_model(tmp_path)
     real = RealDice.load("train", real_dice)
@@ -211,7 +211,7 @@ def test_fine_tuning_at_another_input_size(real_dice: Path, tmp_path: Path) -> N
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
 def test_hard_examples_get_their_share_and_renders_less_shift() -> None:
-    from referee.vision.training import BatchMaker, TrainConfig
+    from referee_lab.training import BatchMaker, TrainConfig
 
     die = Sample(_die_image(), square_quad((60.0, 60.0), 56.0), 3, "real")
     hard = [Sample(_die_image(), square_quad((60.0, 60.0), 56.0), EMPTY, "hard")]
@@ -224,8 +224,8 @@ def test_hard_examples_get_their_share_and_renders_less_shift() -> None:
 def test_recipe_settings_parse_as_their_fields() -> None:
     pytest.importorskip("torch")
     from referee.errors import ModelError
-    from referee.vision.tasks import with_settings
-    from referee.vision.training import TrainConfig
+    from referee_lab.tasks import with_settings
+    from referee_lab.training import TrainConfig
 
     config = with_settings(TrainConfig(), ["lr=0.001", "steps=300", "render_shift=0.05",
                                            "p_extra_mild=none"])
@@ -238,7 +238,7 @@ def test_recipe_settings_parse_as_their_fields() -> None:
 def test_hard_crop_folder_keeps_only_what_the_model_finds_hard(
     dice_model: Path, tmp_path: Path
 ) -> None:
-    from referee.renders import dice_squares, write_hard_crop_folder
+    from referee_lab.renders import dice_squares, write_hard_crop_folder
 
     squares = len(dice_squares(500_000).samples)
     assert write_hard_crop_folder(str(tmp_path / "all"), range(500_000, 500_001), dice_model,
@@ -253,7 +253,7 @@ def test_hard_crop_folder_keeps_squares_in_doubt_at_the_tilt_asked(
 ) -> None:
     """No lead is 100 nats: with `lead_below=100` every square of the tilted frame is kept,
     however sure the model is of its true label."""
-    from referee.renders import dice_squares, write_hard_crop_folder
+    from referee_lab.renders import dice_squares, write_hard_crop_folder
 
     tilt = (35.0, 35.0)
     squares = dice_squares(500_000, tilt=tilt).samples
@@ -266,8 +266,8 @@ def test_hard_crop_folder_keeps_squares_in_doubt_at_the_tilt_asked(
 def test_hard_crop_folder_mines_penta_with_the_card_labels(tmp_path: Path) -> None:
     """The piece set comes from the model card: penta squares, penta labels, crops cut as
     `referee train` cuts the render-trained sets' (80 pixels)."""
-    from referee.renders import PENTA_LABELS, render_squares, write_hard_crop_folder
     from referee.vision.classifier import resolve_model
+    from referee_lab.renders import PENTA_LABELS, render_squares, write_hard_crop_folder
 
     tilt = (30.0, 30.0)
     squares = render_squares("penta", 300_000, tilt=tilt).samples["penta"]
@@ -287,10 +287,10 @@ def test_penta_fine_tuning_starts_from_exactly_the_committed_model() -> None:
     training net computes what onnxruntime computes with the committed penta model."""
     import torch
 
-    from referee.renders import render_squares
     from referee.vision.classifier import Classifier, resolve_model
-    from referee.vision.render_training import RECIPES, make_net
-    from referee.vision.training import load_onnx_weights, normalise
+    from referee_lab.render_training import RECIPES, make_net
+    from referee_lab.renders import render_squares
+    from referee_lab.training import load_onnx_weights, normalise
 
     classifier = Classifier.load("penta")
     samples = render_squares("penta", 300_001, tilt=(30.0, 30.0)).samples["penta"]
@@ -306,7 +306,7 @@ def test_penta_fine_tuning_starts_from_exactly_the_committed_model() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
 def test_render_batches_draw_hard_examples_as_their_share() -> None:
-    from referee.vision.render_training import RECIPES, BalancedBatches
+    from referee_lab.render_training import RECIPES, BalancedBatches
 
     plain = [Sample(_die_image(), square_quad((60.0, 60.0), 56.0), k, "plain") for k in range(6)]
     hard = [Sample(_die_image(), square_quad((60.0, 60.0), 56.0), 1, "hard")]
@@ -324,9 +324,9 @@ def test_penta_training_crops_are_ones_the_committed_model_reads() -> None:
     """The penta recipe's augmented crops stay crops of real pieces: the committed model
     reads them as it reads the run time's (with mirror flips, as the dice recipe has, it read
     a third of them wrong: a mirrored piece's signs trade corners)."""
-    from referee.renders import render_squares
     from referee.vision.classifier import Classifier
-    from referee.vision.render_training import RECIPES
+    from referee_lab.render_training import RECIPES
+    from referee_lab.renders import render_squares
 
     recipe = RECIPES["penta"]
     assert recipe.augment.p_flip == recipe.augment_mild.p_flip == 0.0

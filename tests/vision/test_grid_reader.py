@@ -14,9 +14,7 @@ import numpy as np
 import pytest
 
 from referee.errors import ModelError, NoBoardError
-from referee.stills import Rendered, render_still
 from referee.vision.classifier import default_models_dir, sha256_of
-from referee.vision.corner_data import RECIPES, grid_points, load_shards, render_view_shards
 from referee.vision.corner_net import STRIDE, CornerNet, peak_near
 from referee.vision.grid_reader import GridReader, windows
 from referee.vision.localise import _settled, _with_grid_reader, canonical, grid_reader
@@ -29,6 +27,8 @@ from referee.vision.pose import (
     grid_through,
 )
 from referee.vision.settings import LocaliseSettings
+from referee_lab.corner_data import RECIPES, grid_points, load_shards, render_view_shards
+from referee_lab.stills import Rendered, render_still
 
 SETTINGS = LocaliseSettings()
 
@@ -86,7 +86,7 @@ def test_peak_near_finds_the_strongest_mark_round_a_point_with_its_offset() -> N
 
 def test_the_grid_recipe_reads_the_refiners_views_with_every_intersection_marked(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from referee.vision.corner_training import _marked
+    from referee_lab.corner_training import _marked
 
     grid, refine = RECIPES["corners-grid"], RECIPES["corners-refine"]
     same = ("games", "hand", "first_seed", "canvas", "views", "boards")
@@ -103,7 +103,7 @@ def test_the_grid_recipe_reads_the_refiners_views_with_every_intersection_marked
 def test_a_short_grid_training_run_writes_a_grid_readers_card(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("onnx")
-    from referee.vision.corner_training import CornerTrainConfig, train_corners
+    from referee_lab.corner_training import CornerTrainConfig, train_corners
 
     recipe = RECIPES["corners-grid"]
     render_view_shards(tmp_path / "views", recipe, 2, jobs=1, progress=lambda _: None)

@@ -9,14 +9,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from referee.renders import TILES_LABELS, cut_frame, frame_crops
-from referee.synth import RenderOptions, SquareContent, render_frame
-from referee.synth.games import square_names
 from referee.vision.classifier import Classifier
 from referee.vision.monomino import MONOMINO_MODEL, in_doubt, monomino_label, monomino_pairs, second_opinion
-from referee.vision.render_eval import evaluate_renders
 from referee.vision.second_look import SecondLook
-from referee.vision.tasks import render_classifiers
+from referee_lab.render_eval import evaluate_renders
+from referee_lab.renders import TILES_LABELS, cut_frame, frame_crops
+from referee_lab.synth import RenderOptions, SquareContent, render_frame
+from referee_lab.synth.games import square_names
+from referee_lab.tasks import render_classifiers
 
 L = TILES_LABELS
 

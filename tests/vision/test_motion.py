@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from referee.pipeline import BoardReader, PipelineSettings
+from referee.app.pipeline import BoardReader, PipelineSettings
 from referee.vision.classifier import Classifier
 from referee.vision.motion import Shift, anchor, moved_by, shift_since
 from referee.vision.pose import BoardPose
@@ -65,7 +65,7 @@ class _Wandering:
 
 
 def _reader(monkeypatch, scene, tracking) -> BoardReader:
-    import referee.pipeline as pipeline
+    import referee.app.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "track", tracking)
     monkeypatch.setattr(pipeline, "find_board", lambda *a, **k: _pose(scene))
@@ -87,7 +87,7 @@ def test_a_still_board_keeps_its_pose_while_tracking_wanders(monkeypatch, scene)
 
 
 def test_the_pose_slides_with_the_image_and_follows_tracking_past_a_tenth_of_a_square(monkeypatch, scene):
-    import referee.pipeline as pipeline
+    import referee.app.pipeline as pipeline
     from referee.vision.localise import track
 
     reader = _reader(monkeypatch, scene, track)
@@ -107,7 +107,7 @@ def test_the_pose_slides_with_the_image_and_follows_tracking_past_a_tenth_of_a_s
 def test_a_bigger_board_keeps_trackings_pose(monkeypatch):
     """Its many lines hold the fit; the shift's small bias, re-anchored at every reading,
     made the demo's pose creep (benchmarks/replay.md, "Session 16")."""
-    import referee.pipeline as pipeline
+    import referee.app.pipeline as pipeline
 
     big = make_scene(np.random.default_rng(8), 5, 6, style="lines", tilt_deg=20.0, hand=False)
     found = _pose(big)

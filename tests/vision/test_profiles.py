@@ -13,8 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
-from referee.vision.pose import BoardPose, corner_error
-from referee.vision.profiles import (
+from referee.vision.line_profiles import (
     checker_steps,
     fit_profiles,
     grid_segments,
@@ -22,6 +21,7 @@ from referee.vision.profiles import (
     line_polarity,
     ridge_score,
 )
+from referee.vision.pose import BoardPose, corner_error
 
 PX = 80  # texture pixels per square
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from referee.errors import ModelError
+from referee.resources import models_dir
 from referee.vision.classifier import Classifier, ModelCard, sha256_of
 
 onnx = pytest.importorskip("onnx")
@@ -38,7 +39,7 @@ def _float_zensu(folder: Path) -> Path:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     path = folder / "zensu.onnx"
     onnx.save(model, path)
-    committed = json.loads((Path(__file__).parents[2] / "models" / "zensu.json").read_text())
+    committed = json.loads((models_dir() / "zensu.json").read_text())
     card = replace(ModelCard.from_json(committed), sha256=sha256_of(path), onnx_file="zensu.onnx",
                    input_name="crops", quantization={})
     path.with_suffix(".json").write_text(json.dumps(card.to_json()))
@@ -46,7 +47,7 @@ def _float_zensu(folder: Path) -> Path:
 
 
 def test_quantising_keeps_the_answers_and_records_itself(tmp_path: Path) -> None:
-    from referee.vision.quantize import calibration_crops, quantize_model
+    from referee_lab.quantize import calibration_crops, quantize_model
 
     path = _float_zensu(tmp_path)
     floating = Classifier.load(path)
@@ -68,7 +69,7 @@ def test_quantising_keeps_the_answers_and_records_itself(tmp_path: Path) -> None
 def test_dice_calibration_crops_are_rendered_dice_squares(dice_model: Path) -> None:
     """The dice model has no render set of its own: its calibration squares are the
     rendered dice boards it trains on, cut at its input size."""
-    from referee.vision.quantize import calibration_crops
+    from referee_lab.quantize import calibration_crops
 
     classifier = Classifier.load(dice_model)
     crops = calibration_crops(classifier, frames=2)

@@ -15,7 +15,10 @@ import pytest
 
 from referee.cli import main
 from referee.errors import ModelError
-from referee.renders import (
+from referee.vision.classifier import Classifier, default_models_dir, sha256_of
+from referee.vision.crops import crop_squares, seam_quads
+from referee.vision.monomino import MONOMINO_LABELS
+from referee_lab.renders import (
     PENTA_LABELS,
     SEAM_LABELS,
     TILES_LABELS,
@@ -27,11 +30,8 @@ from referee.renders import (
     rendered_frames,
     write_crop_folder,
 )
-from referee.synth import RenderOptions, SquareContent, render_frame
-from referee.synth.truth import Contents
-from referee.vision.classifier import Classifier, default_models_dir, sha256_of
-from referee.vision.crops import crop_squares, seam_quads
-from referee.vision.monomino import MONOMINO_LABELS
+from referee_lab.synth import RenderOptions, SquareContent, render_frame
+from referee_lab.synth.truth import Contents
 
 MODELS = {"penta": PENTA_LABELS, "zensu": ZENSU_LABELS, "tiles": TILES_LABELS,
           "tiles-seam": SEAM_LABELS, "tiles-monomino": MONOMINO_LABELS}
@@ -177,10 +177,10 @@ def test_seam_quads_straddle_every_inner_line() -> None:
 def test_the_pipeline_reads_a_rendered_penta_board() -> None:
     """The pipeline's Penta-piece set names the `penta` model: it loads, and the board reader
     (crops cut at the card's piece height) reads the start position of a held-out render."""
-    from referee.pipeline import BoardReader
-    from referee.renders import pose_of, square_label
+    from referee.app.pipeline import BoardReader
     from referee.rules.rinne import RINNE
     from referee.tracking.inference import PENTA
+    from referee_lab.renders import pose_of, square_label
 
     options = dataclasses.replace(OPTIONS, pieces="penta", width=1280, height=720)
     frame, truth = render_frame("rinne", RINNE.start(), seed=990_002, options=options)
@@ -215,7 +215,7 @@ def test_one_model_trained_alone_is_measured_beside_the_committed_others(tmp_pat
     a tiles board with all three models, so the committed tiles-seam and tiles-monomino are
     copied in (and a model already there is kept)."""
     from referee.vision.classifier import default_models_dir
-    from referee.vision.tasks import complete_set, render_classifiers
+    from referee_lab.tasks import complete_set, render_classifiers
 
     shutil.copy2(default_models_dir() / "tiles.onnx", tmp_path / "tiles.onnx")
     shutil.copy2(default_models_dir() / "tiles.json", tmp_path / "tiles.json")
@@ -235,14 +235,14 @@ def test_the_held_out_measure_reads_squares_as_the_referee_does() -> None:
     (`second_look.read_squares`): with no square looked at again it reads exactly what the
     first look reads (the pipeline's crops are the benchmark's); the seams are then read
     given the squares, which only ever turns a seam apart."""
-    from referee.vision.render_eval import (
+    from referee.vision.second_look import SecondLook
+    from referee_lab.render_eval import (
         AS_THE_REFEREE_READS,
         SEAMS_AS_READ,
         evaluate_renders,
         format_render_report,
     )
-    from referee.vision.second_look import SecondLook
-    from referee.vision.tasks import render_classifiers
+    from referee_lab.tasks import render_classifiers
 
     classifiers = render_classifiers("tiles")
     none_again = evaluate_renders("tiles", classifiers, frames=2, look=SecondLook(below=0.0))
@@ -266,9 +266,9 @@ def test_the_held_out_measure_reads_tiles_as_whole_pieces() -> None:
     every square and seam of the board, the first two frames read right (as they are by
     the seams given the squares) and nothing there to mend."""
     from referee.tracking.tile_pieces import read_whole_pieces
-    from referee.vision.render_eval import WHOLE_PIECES, evaluate_renders
     from referee.vision.second_look import SecondLook
-    from referee.vision.tasks import render_classifiers
+    from referee_lab.render_eval import WHOLE_PIECES, evaluate_renders
+    from referee_lab.tasks import render_classifiers
 
     report = evaluate_renders("tiles", render_classifiers("tiles"), frames=2,
                               look=SecondLook(), pieces_reader=read_whole_pieces)
@@ -327,7 +327,7 @@ def test_crop_folders_cut_side_by_side_merge_into_one(tmp_path: Path) -> None:
 def test_eval_reads_held_out_renders_as_the_referee_does(capsys: pytest.CaptureFixture[str]) -> None:
     """`referee eval` on a render-trained set prints the first look and the ways the referee
     reads (tiles: to whole pieces), the last one in the headline too."""
-    from referee.vision.render_eval import WHOLE_PIECES
+    from referee_lab.render_eval import WHOLE_PIECES
 
     assert main(["eval", "--pieces", "tiles", "--frames", "1"]) == 0
     out = capsys.readouterr().out

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from referee.errors import ModelError
-from referee.renders import write_crop_folder
-from referee.vision.batch_workers import Batch, batch_stream
-from referee.vision.training import Schedule, build_net, fit, normalise
+from referee_lab.batch_workers import Batch, batch_stream
+from referee_lab.renders import write_crop_folder
+from referee_lab.training import Schedule, build_net, fit, normalise
 
 
 class Noise:
@@ -73,7 +73,7 @@ def test_a_model_trains_on_batches_made_by_workers(tmp_path: Path) -> None:
     """`referee train --set workers=2`: a real (tiny) zensu run whose batches two worker
     processes make; the card records the workers and the device."""
     pytest.importorskip("torch")
-    from referee.vision.tasks import train_pieces
+    from referee_lab.tasks import train_pieces
 
     crops = tmp_path / "crops"
     write_crop_folder(str(crops), range(0, 3), size=40, margin=0.3, pieces="zensu")
@@ -94,7 +94,7 @@ def test_the_committed_models_float_weights_are_kept_to_fine_tune_from(name: str
     same training run (its recipe to the second), and a fine-tuning can start from it."""
     torch = pytest.importorskip("torch")
     from referee.vision.classifier import Classifier, default_models_dir
-    from referee.vision.training import load_onnx_weights
+    from referee_lab.training import load_onnx_weights
 
     path = default_models_dir() / "float" / f"{name}.onnx"
     start, committed = Classifier.load(path).card, Classifier.load(name).card

@@ -14,9 +14,9 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from referee.footage_check import Expected
-from referee.synth import RenderOptions
-from referee.synth.footage import FootageOptions, ended_match, render_footage
+from referee_lab.footage_check import Expected
+from referee_lab.synth import RenderOptions
+from referee_lab.synth.footage import FootageOptions, ended_match, render_footage
 
 HERE = Path(__file__).parent
 

@@ -1,0 +1,491 @@
+"""The frame loop: frames → board pose → stillness → reading → referee → events.
+
+`BoardReader` is the vision side: it keeps the board's pose (tracked cheaply, re-found when
+lost), gives the stabiliser a small top-down grey view, and turns a frame into a `Reading`
+by cropping each square where a piece's top face shows and classifying the crops in one
+batch. `Session` joins it to the referee, the recorder and the signals, one frame at a time,
+so the same code serves a live camera and recorded footage."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import cv2
+import numpy as np
+
+from referee.app.calibrated import Calibration, FrameLens, profile_lab, profile_pose, side_by_colours
+from referee.app.events import Event, EventKind
+from referee.app.record import Recorder
+from referee.app.state_machine import Phase, Referee
+from referee.errors import NoBoardError, RefereeError
+from referee.rules import find_game
+from referee.rules.core import Match
+from referee.rules.rinne import RinneRules
+from referee.tracking.inference import PIECE_SETS, Verdict
+from referee.tracking.reading import Reading
+from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
+from referee.vision.classifier import Classifier
+from referee.vision.crops import CropSpec
+from referee.vision.line_profiles import small_board
+from referee.vision.localise import corner_network, find_board, refit, track
+from referee.vision.motion import Anchor, anchor, moved_by, shift_since
+from referee.vision.pose import BoardPose
+from referee.vision.second_look import SecondLook, read_squares
+from referee.vision.settings import VisionSettings, default_settings
+from referee.vision.warp import top_face_quads, view_outside_frame, warp_board
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    stabiliser: StabiliserSettings = field(default_factory=StabiliserSettings)
+    view_px: int = 12  # pixels a square in the stillness view
+    view_margin: int = 1  # squares of surroundings around the grid: arms cross them
+    piece_height: float = 0.7  # height of a piece's top face, in squares (a die ~0.7)
+    refind_every_s: float = 1.0  # how often to search for a board that is not in view
+    no_board_after_s: float = 3.0  # tell the players after this long without a board
+    # A board profile's pose is only a guess, so tracking must confirm it more strictly:
+    # its lines must stand out from the half-way lines by this much (a guess off by half
+    # a square or more still finds lines, and the pieces' edges on its half-way lines)
+    hint_min_contrast: float = 0.37
+    # On 3x3 boards, while the image round the board moved less than `still_shift` squares
+    # since the pose was taken (found, or settled at a reading), and the view still compares
+    # (phase correlation peak `still_response` or more: no hand over it), the pose is that
+    # one, slid with the image, not tracking's refit (vision/motion.py)
+    still_shift: float = 0.1
+    still_response: float = 0.5
+    second_look: SecondLook = field(default_factory=SecondLook)  # at unsure squares
+
+
+class BoardReader:
+    """Vision for one board size and one classifier."""
+
+    def __init__(self, files: int, ranks: int, classifier: Classifier, *,
+                 settings: PipelineSettings | None = None,
+                 vision: VisionSettings | None = None,
+                 calibration: Calibration | None = None) -> None:
+        self.files, self.ranks = files, ranks
+        self.classifier = classifier
+        self.settings = settings or PipelineSettings()
+        self.vision = vision or default_settings()
+        self.crop_spec = classifier.card.crop
+        finder = self.vision.localise
+        networks = ((finder.corner_net, finder.corner_refiner) if small_board(files, ranks)
+                    else (finder.corner_net_big,))
+        for network in filter(None, networks):
+            corner_network(network)  # a missing model is told now, not mid-game
+        # The board finder names the corners its own way, and the tracker follows that naming:
+        # which corner is a1 is kept apart, as quarter turns from it.
+        self._found: BoardPose | None = None
+        self.turns = 0
+        self.moved = False  # the last search found the board elsewhere (a bump)
+        self._last_search_s = -np.inf
+        # The calibration files: the lens, and the board profile's pose (a guess until the
+        # frame confirms it) and piece colours.
+        calibration = calibration or Calibration()
+        self.lens = FrameLens(calibration)
+        self.profile = calibration.board
+        self.piece_colours = None if self.profile is None else profile_lab(self.profile)
+        self._hint: BoardPose | None = None
+        self._confirmed = False
+        # 3x3 boards: the pose found or settled, and its frame, to hold the pose by (`_steadied`)
+        self._steadies = small_board(files, ranks)
+        self._anchor: Anchor | None = None
+
+    def look(self, frame_bgr: np.ndarray, time_s: float
+             ) -> tuple[np.ndarray, BoardPose | None, bool]:
+        """`locate` on the frame undistorted where the lens is known: the frame to read (the
+        board's neighbourhood only while it is tracked), the pose, and whether it is confirmed."""
+        around = self._found if self._confirmed else None
+        seen = self.lens.undistort(frame_bgr, around)
+        whole = seen if around is None else None
+
+        def whole_frame() -> np.ndarray:  # a search looks at the whole frame
+            nonlocal whole
+            whole = self.lens.undistort(frame_bgr, None)
+            return whole
+
+        if self.profile is not None and self._found is None and self._hint is None:
+            self._hint = profile_pose(self.profile, self.lens)
+        pose, self._confirmed = self.locate(seen, time_s, whole_frame=whole_frame)
+        return (seen if whole is None else whole), pose, self._confirmed
+
+    def locate(self, frame_bgr: np.ndarray, time_s: float, *,
+               whole_frame: Callable[[], np.ndarray] | None = None
+               ) -> tuple[BoardPose | None, bool]:
+        """The board's pose, and whether this frame confirmed it. Tracking fails whenever a
+        hand covers the grid's lines, so the last pose stands (unconfirmed) until a search,
+        at most once every `refind_every_s` since it costs far more, finds the board again.
+        A board profile's pose is tried first, and kept only if tracking confirms it."""
+        if self._found is None and self._hint is not None:
+            strict = replace(self.vision.track, min_contrast=self.settings.hint_min_contrast)
+            self._found = track(frame_bgr, self._hint, settings=strict)
+            if self._found is not None:
+                self._hint = None
+                self._anchor = self._anchor_at(frame_bgr, self._found)
+                return self.pose, True
+        if self._found is not None:
+            tracked = track(frame_bgr, self._found, settings=self.vision.track)
+            if tracked is not None:
+                self._found = self._steadied(frame_bgr, tracked)
+                return self.pose, True
+        if time_s - self._last_search_s < self.settings.refind_every_s:
+            return self.pose, False
+        self._last_search_s = time_s
+        try:
+            searched = frame_bgr if whole_frame is None else whole_frame()
+            found = find_board(searched, self.files, self.ranks, settings=self.vision.localise,
+                               camera_matrix=self.lens.camera_matrix)
+        except NoBoardError:
+            return self.pose, False
+        before = self.pose if self.pose is not None else self._hint
+        self._found = found
+        self._anchor = self._anchor_at(frame_bgr, found)
+        if before is not None:  # a1 stays the corner nearest where it was (or the profile put it)
+            self.moved = self._hint is None and _shift(found, before) > 0.25
+            self._hint = None
+            self.turns = min(self.turn_options(), key=lambda k: float(np.linalg.norm(
+                found.rotated(k).corners_array[0] - before.corners_array[0])))
+        return self.pose, True
+
+    def settle(self, frame_bgr: np.ndarray) -> BoardPose | None:
+        """The board is still and clear: refit its pose in full (localise.refit), which
+        tracking, following rigid moves only, does not."""
+        if self._found is not None:
+            refitted = refit(frame_bgr, self._found, settings=self.vision.track)
+            # On a 3x3 board the pose already follows the image (`_steadied`): a refit that
+            # moves it further went to a fixed point of the fit, off the grid (game 760000:
+            # 0.2 square out)
+            if not self._steadies or _shift(refitted, self._found) <= self.settings.still_shift:
+                self._found = refitted
+            self._anchor = self._anchor_at(frame_bgr, self._found)
+        return self.pose
+
+    def _steadied(self, frame_bgr: np.ndarray, tracked: BoardPose) -> BoardPose:
+        """On a 3x3 board, the tracked pose, or the anchor's slid with the image where the
+        image moved less than `still_shift` squares since it: there a grid refitted frame by
+        frame can wander to a fixed point of the fit (a border line beside a checker's outer
+        squares) and wobble there, so that the board never looks still and is read off its
+        squares. Where the image moved further and tracking moved the grid as far, that is
+        the board's new place; where they disagree (a hand moving over it), the anchor
+        waits. Bigger boards keep tracking's pose: their many lines hold the fit, and the
+        shift, read up to 1.5 px off a still view and re-anchored at every reading, crept
+        15 px in 30 s of the demo's Rinne footage."""
+        if not self._steadies:
+            return tracked
+        if self._anchor is None:
+            self._anchor = anchor(frame_bgr, tracked)
+            return tracked
+        shift = shift_since(self._anchor, frame_bgr)
+        if shift.response < self.settings.still_response:
+            return tracked  # a hand over the board, or the light changed: no comparing
+        slid = moved_by(self._anchor.pose, shift)
+        if shift.length <= self.settings.still_shift * self._anchor.pose.square_size_px():
+            return slid
+        if _shift(tracked, slid) <= self.settings.still_shift:
+            self._anchor = anchor(frame_bgr, tracked)
+        return tracked
+
+    def _anchor_at(self, frame_bgr: np.ndarray, pose: BoardPose) -> Anchor | None:
+        return anchor(frame_bgr, pose) if self._steadies else None
+
+    @property
+    def piece_height(self) -> float:
+        """Where the crops are cut: the model's own height if its card names one (it was
+        trained on crops cut there), else the settings' (a die's)."""
+        card_height = self.classifier.card.piece_height
+        return self.settings.piece_height if card_height is None else card_height
+
+    @property
+    def pose(self) -> BoardPose | None:
+        return None if self._found is None else self._found.rotated(self.turns)
+
+    def turn_options(self) -> tuple[int, ...]:
+        """The quarter turns that name the corners differently: 4 on a square board, else 2."""
+        return (0, 1, 2, 3) if self.files == self.ranks else (0, 2)
+
+    def turned(self, turns: int) -> BoardPose:
+        assert self._found is not None
+        return self._found.rotated(turns)
+
+    def view(self, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
+        """A small top-down grey view of the board and its margin, for the stillness check."""
+        top = warp_board(frame_bgr, pose, self.settings.view_px, margin=self.settings.view_margin)
+        return np.asarray(cv2.cvtColor(top, cv2.COLOR_BGR2GRAY))
+
+    def view_outside(self, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
+        """Which pixels of `view` lie beyond the frame (an arm may come in across them)."""
+        height, width = frame_bgr.shape[:2]
+        return view_outside_frame(pose, self.settings.view_px, (width, height),
+                                  margin=self.settings.view_margin)
+
+    def read(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
+             ) -> Reading:
+        height, width = frame_bgr.shape[:2]
+        quads = top_face_quads(pose, (width, height), height=self.piece_height,
+                               default_focal=self.vision.crops.default_focal,
+                               camera_matrix=self.lens.camera_matrix)
+        quads = quads.astype(np.float32)
+        crops, probabilities = read_squares(self.classifier, frame_bgr, quads, pose.files,
+                                            self.settings.second_look)
+        return Reading(self.classifier.labels, probabilities,
+                       crop_colors(crops, self.crop_spec), frame_index, time_s)
+
+
+def crop_colors(crops: np.ndarray, spec: CropSpec) -> np.ndarray:
+    """Mean Lab colour of the middle of each crop (inside its square, away from the edges):
+    a piece's body colour, which tells its owner."""
+    border = round(spec.border + 0.25 * (spec.size - 2 * spec.border))
+    middle = np.ascontiguousarray(crops[:, border:spec.size - border, border:spec.size - border])
+    n, h, w, _ = middle.shape
+    lab = cv2.cvtColor(middle.reshape(n * h, w, 3), cv2.COLOR_BGR2LAB).reshape(n, h * w, 3)
+    # OpenCV's 8-bit Lab: L * 255/100, a + 128, b + 128.
+    lab = lab.astype(np.float64) - np.array([0.0, 128.0, 128.0])
+    lab[:, :, 0] *= 100.0 / 255.0
+    return np.asarray(np.median(lab, axis=1))
+
+
+class Session:
+    """One game refereed from frames: feed every frame; events go to the recorder first (so a
+    pulled plug loses nothing the players were told), then to the listeners."""
+
+    def __init__(self, reader: BoardReader, referee: Referee, *,
+                 recorder: Recorder | None = None,
+                 listeners: tuple[Callable[[Event], None], ...] = (),
+                 settings: PipelineSettings | None = None) -> None:
+        self.reader = reader
+        self.referee = referee
+        self.recorder = recorder
+        self.listeners = listeners
+        self.settings = settings or reader.settings
+        columns = 2 * self.settings.view_margin + reader.files
+        rows = 2 * self.settings.view_margin + reader.ranks
+        self.stabiliser = Stabiliser(columns, rows, self.settings.stabiliser)
+        self.board_seen = False
+        self._lost_since: float | None = None  # from the first frame without a board
+        self._told_no_board = False
+        self.last_stillness: Stillness | None = None
+        self._other_sides: tuple[int, ...] = ()  # other namings of the corners, as turns
+        self._first_arm: np.ndarray | None = None  # where the first arm after the start came in
+        self._refitted_while_still = False
+
+    def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
+        # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
+        # be where it was: a real move of it shows as motion, and a search soon finds it.
+        seen, pose, _confirmed = self.reader.look(frame_bgr, time_s)
+        if pose is None:
+            return self._no_board(frame_index, time_s)
+        self.board_seen = True
+        self._lost_since, self._told_no_board = None, False
+        if self.reader.moved:  # bumped: the view changed, read the board afresh
+            self.reader.moved = False
+            self.stabiliser.forget_reading()
+        stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
+                                           outside=self.reader.view_outside(seen, pose))
+        refitted = stillness is Stillness.OCCLUDED and not self._refitted_while_still
+        if refitted:
+            # Once each time the board comes to rest: is it an arm, or tracking's drift?
+            self._refitted_while_still = True
+            pose = self.reader.settle(seen) or pose
+            stillness = self.stabiliser.recheck(self.reader.view(seen, pose),
+                                                outside=self.reader.view_outside(seen, pose))
+        elif stillness is Stillness.MOVING:
+            self._refitted_while_still = False
+        self.last_stillness = stillness
+        if self._first_arm is None and self._other_sides and not self.referee.match.moves:
+            self._first_arm = self._arm_entry(pose)
+        if stillness is not Stillness.READ:
+            return []
+        turns = self.reader.turns
+        # (`pose`: what the stillness view was cut from; after a recheck, already refitted.)
+        settled = pose if refitted else self.reader.settle(seen) or pose
+        events = self._judge(seen, settled, frame_index, time_s)
+        named = self.reader.pose
+        if named is not None and not np.allclose(named.corners_array, pose.corners_array):
+            # The pose was refitted, or the reading settled which corner is a1: later
+            # views are cut from that pose, so the stillness reference must be too.
+            self.stabiliser.mark_read(self.reader.view(seen, named),
+                                      renamed=self.reader.turns != turns)
+        else:
+            self.stabiliser.mark_read()
+        self.emit_all(events, seen)  # (undistorted: the frame the pose belongs to)
+        return events
+
+    def _judge(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
+               ) -> list[Event]:
+        referee = self.referee
+        if referee.phase is Phase.SETUP:
+            return self._set_up(frame_bgr, frame_index, time_s)
+        reading = self.reader.read(frame_bgr, pose, frame_index, time_s)
+        if self._other_sides and not referee.match.moves:
+            reading = self._first_move_decides_sides(frame_bgr, reading)
+        if referee.match.moves:
+            self._other_sides = ()
+        return referee.on_reading(reading)
+
+    def _set_up(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
+        """The start position decides which corner is a1. Where it looks the same from both
+        sides (Rinne's does), the side whose pieces make the first move is the first
+        player's: the other orientations are kept until then."""
+        reader = self.reader
+        readings = [(k, reader.read(frame_bgr, reader.turned(k), frame_index, time_s))
+                    for k in reader.turn_options()]
+        # Sides read surely first; else those where only some squares were unsure (a board
+        # that shows every piece of the start where it belongs is the start).
+        matching = ([(k, r) for k, r in readings if self.referee.shows_setup(r)]
+                    or [(k, r) for k, r in readings if self.referee.shows_setup(r, clearly=False)])
+        if not matching:
+            return self.referee.on_reading(readings[0][1])
+        decided = False
+        if reader.piece_colours is not None:  # the board profile's colours say whose side
+            _, owners = self.referee.inferer.appearance(self.referee.match.position)
+            known = {square: int(owner) for square, owner in enumerate(owners) if owner >= 0}
+            matching, decided = side_by_colours(matching, known, reader.piece_colours)
+        reader.turns = matching[0][0]
+        # Another side stays possible where the start looks the same from it, even if a
+        # square there was read less surely (its crops are cut turned).
+        others = tuple(k for k, r in readings
+                       if k != reader.turns and self.referee.shows_setup(r, clearly=False))
+        self._other_sides = () if decided else others
+        return self.referee.on_reading(matching[0][1])
+
+    def _first_move_decides_sides(self, frame_bgr: np.ndarray, reading: Reading) -> Reading:
+        """Before the first move: if the board only makes sense seen from another side,
+        name the corners from that side (and the colours' owners swap with it). One ply
+        decides: seen from the wrong side it is the second player moving first. Two plies
+        read at once look legal from both sides of a symmetric start; then the side the
+        first arm reached in from is taken for the first player's."""
+        referee, reader = self.referee, self.reader
+        if referee.inspect(reading).verdict in (Verdict.MOVE, Verdict.NO_CHANGE):
+            return reading
+        assert referee.colors is not None
+        others: dict[int, tuple[Reading, Verdict]] = {}
+        for turns in self._other_sides:
+            seen = reader.read(frame_bgr, reader.turned(turns), reading.frame_index,
+                               reading.time_s)
+            referee.colors = referee.colors.swapped()
+            verdict = referee.inspect(seen).verdict
+            referee.colors = referee.colors.swapped()
+            if verdict is Verdict.MOVE:
+                return self._name_from(turns, seen, decided=True)
+            others[turns] = (seen, verdict)
+        if self._first_arm is None:
+            return reading
+        turns = min((reader.turns, *others), key=self._arm_distance)
+        if turns == reader.turns:
+            return reading
+        seen, verdict = others[turns]
+        # Not read as two plies from the arm's side (a square unsure there): look from that
+        # side, but keep the others open, rather than take the pair the other side shows.
+        return self._name_from(turns, seen, decided=verdict is Verdict.TWO_MOVES)
+
+    def _name_from(self, turns: int, seen: Reading, *, decided: bool) -> Reading:
+        """Name the corners from another side from now on."""
+        assert self.referee.colors is not None
+        log.info("the first player sits on the other side")
+        self.referee.colors = self.referee.colors.swapped()
+        rest = (*self._other_sides, self.reader.turns)
+        self._other_sides = () if decided else tuple(k for k in rest if k != turns)
+        self.reader.turns = turns
+        return seen
+
+    def _arm_entry(self, pose: BoardPose) -> np.ndarray | None:
+        """The image point where an arm crosses the view's edge now, if one does."""
+        changes = self.stabiliser.edge_changes()
+        strongest = float(changes.max())
+        # An arm crosses one edge; a change on every edge is the light, or a covered lens.
+        if strongest <= self.settings.stabiliser.change_threshold or (
+                strongest < 3 * float(np.median(changes))):
+            return None
+        files, ranks, m = pose.files, pose.ranks, self.settings.view_margin / 2
+        edges = ((files / 2, -m), (files / 2, ranks + m), (-m, ranks / 2), (files + m, ranks / 2))
+        return np.asarray(pose.to_image(np.array([edges[int(np.argmax(changes))]]))[0])
+
+    def _arm_distance(self, turns: int) -> float:
+        """How far the first arm came in from the first player's edge, named by `turns`."""
+        pose = self.reader.turned(turns)
+        assert self._first_arm is not None
+        home = pose.to_image(np.array([(pose.files / 2, 0.0)]))[0]
+        return float(np.linalg.norm(home - self._first_arm))
+
+    def _no_board(self, frame_index: int, time_s: float) -> list[Event]:
+        if self._lost_since is None:
+            self._lost_since = time_s
+        if self._told_no_board or time_s - self._lost_since < self.settings.no_board_after_s:
+            return []
+        self._told_no_board = True
+        event = Event(EventKind.NO_BOARD, frame_index, round(time_s, 3),
+                      len(self.referee.match.moves), detail="no board in view")
+        self.emit(event, None)
+        return [event]
+
+    def emit(self, event: Event, frame_bgr: np.ndarray | None) -> None:
+        self.emit_all([event], frame_bgr)
+
+    def emit_all(self, events: list[Event], frame_bgr: np.ndarray | None) -> None:
+        """Log the events of one reading together, then tell the listeners of each."""
+        if not events:
+            return
+        if self.recorder is not None:
+            pose = self.reader.pose
+            keyframe = frame_bgr if frame_bgr is None or pose is None else board_region(
+                frame_bgr, pose)
+            self.recorder.write_all(events, self.referee.match, keyframe)
+        for event in events:
+            for listener in self.listeners:
+                listener(event)
+
+    def finish(self) -> None:
+        if self.recorder is not None:
+            self.recorder.finish(self.referee.match)
+
+
+def board_region(frame_bgr: np.ndarray, pose: BoardPose, margin: float = 0.6) -> np.ndarray:
+    """The part of the frame that shows the board and `margin` squares around it (pieces
+    stand up from the far edge): what a keyframe needs, a fraction of the frame's bytes."""
+    height, width = frame_bgr.shape[:2]
+    corners = pose.corners_array
+    pad = margin * pose.square_size_px()
+    x0, y0 = np.floor(corners.min(axis=0) - pad).astype(int)
+    x1, y1 = np.ceil(corners.max(axis=0) + pad).astype(int)
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return frame_bgr
+    return frame_bgr[y0:y1, x0:x1]
+
+
+def _shift(a: BoardPose, b: BoardPose) -> float:
+    """How far apart two poses put the board's corners, in squares (either naming of them)."""
+    side = max(a.square_size_px(), 1e-6)
+    return min(float(np.linalg.norm(a.corners_array - o.corners_array, axis=1).max()) / side
+               for o in b.orientations())
+
+
+def camera_game(name: str) -> RinneRules:
+    """The game `name`, if the camera can referee it yet (the Rinne family)."""
+    game = find_game(name)
+    if not isinstance(game, RinneRules):
+        raise RefereeError(f"{game.name}: only the Rinne family can be refereed from a camera yet")
+    return game
+
+
+def board_referee(game: RinneRules, pieces: str, *, model: str | None = None,
+                  match: Match[Any, Any] | None = None,
+                  settings: PipelineSettings | None = None,
+                  calibration: Calibration | None = None) -> tuple[Referee, BoardReader]:
+    """The referee and the board reader for `game` played with the piece set `pieces`,
+    reading with `model` or the piece set's own board model, through the camera and board
+    profile of `calibration` (see calibrated.py)."""
+    if pieces not in PIECE_SETS:
+        raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
+    piece_set = PIECE_SETS[pieces]
+    classifier = Classifier.load(model or piece_set.model)
+    referee = Referee(game, piece_set, classifier.labels, match=match)
+    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings,
+                         calibration=calibration)
+    return referee, reader
+

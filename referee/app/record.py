@@ -1,0 +1,311 @@
+"""The game log and what is made from it.
+
+Everything the referee decides goes first into an append-only JSON-lines log, one line per
+event, flushed and fsynced before the players are told: a pulled plug loses at most the event
+being written. The record file (designer's notation) is rewritten atomically after every
+change, a keyframe image is kept for each accepted position, and an HTML report with a board
+diagram per ply is written at the end. `load_log` rebuilds the game from a log to resume it."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from referee.app.events import Event, EventKind
+from referee.errors import RecordError, RefereeError, UnknownGameError
+from referee.rules import find_game
+from referee.rules.core import Game, Match
+from referee.rules.records import format_record
+
+LOG_FORMAT = "referee-log/1"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GameLog:
+    game: Game[Any, Any]
+    headers: dict[str, str]
+    events: tuple[Event, ...]
+    truncated_tail: bool  # the last line was cut off (power loss while writing it)
+    path: Path | None = None  # where it was read from, to name in messages
+
+
+@dataclass(frozen=True)
+class GameFiles:
+    """Where one game's files go: by default a folder of game.txt, game.jsonl, report.html
+    and keyframes/; or a record file named by the user, with the others beside it."""
+
+    record: Path
+    log: Path
+    report: Path
+    keyframes: Path
+
+    @classmethod
+    def at(cls, out: str | Path, log: str | Path | None = None) -> GameFiles:
+        """`out`: a folder, or a record file (a name ending .txt); `log`: the log elsewhere."""
+        out = Path(out)
+        if out.suffix == ".txt":
+            files = cls(out, out.with_suffix(".jsonl"), out.with_suffix(".html"),
+                        out.with_name(out.stem + "-keyframes"))
+        else:
+            files = cls(out / "game.txt", out / "game.jsonl", out / "report.html",
+                        out / "keyframes")
+        return files if log is None else dataclasses.replace(files, log=Path(log))
+
+
+class Recorder:
+    """Writes one game: its log, record, keyframes and report (`GameFiles`; a plain path is
+    a folder)."""
+
+    def __init__(self, files: GameFiles | str | Path, game: Game[Any, Any],
+                 headers: dict[str, str], *, resume: bool = False) -> None:
+        self.files = files if isinstance(files, GameFiles) else GameFiles.at(files)
+        self.game = game
+        self.headers = dict(headers)
+        if not resume and self.log_path.is_file() and self.log_path.stat().st_size > 0:
+            raise RecordError(f"a game is already logged in {self.log_path}: resume it, or "
+                              "choose another place")
+        try:
+            for path in (self.record_path.parent, self.log_path.parent, self.files.keyframes):
+                path.mkdir(parents=True, exist_ok=True)
+            if resume and self.log_path.is_file():
+                _drop_cut_off_line(self.log_path)
+            self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115
+        except OSError as error:
+            where = error.filename or self.record_path.parent
+            raise RecordError(f"{where}: cannot write the game there ({error.strerror})"
+                              ) from None
+        if not resume or self.log_path.stat().st_size == 0:
+            self._append({"format": LOG_FORMAT, "game": game.name, "headers": self.headers})
+
+    @property
+    def log_path(self) -> Path:
+        return self.files.log
+
+    @property
+    def record_path(self) -> Path:
+        return self.files.record
+
+    @property
+    def report_path(self) -> Path:
+        return self.files.report
+
+    def write(self, event: Event, match: Match[Any, Any], frame_bgr: np.ndarray | None = None
+              ) -> None:
+        """Log `event` durably; on a change of the game, also the record and a keyframe."""
+        self.write_all([event], match, frame_bgr)
+
+    def write_all(self, events: list[Event], match: Match[Any, Any],
+                  frame_bgr: np.ndarray | None = None) -> None:
+        """Log the events of one reading in one write and one fsync: two plies read at once
+        are both in the log or neither (a log holding only the first would ask the players,
+        after a crash, for a position the board never showed)."""
+        self._append(*(event.to_json() for event in events))
+        if any(e.kind in (EventKind.ACCEPTED, EventKind.TAKE_BACK, EventKind.STARTED)
+               for e in events):
+            _write_atomically(self.record_path, format_record(match, self.headers))
+        for event in events:
+            if event.kind in (EventKind.ACCEPTED, EventKind.STARTED) and frame_bgr is not None:
+                self._keyframe(event.ply, frame_bgr)
+
+    def _keyframe(self, ply: int, frame_bgr: np.ndarray) -> None:
+        path = self.keyframe_path(ply)
+        temporary = path.with_name(path.stem + ".tmp.jpg")  # a killed write leaves no half JPEG
+        if cv2.imwrite(str(temporary), frame_bgr, [cv2.IMWRITE_JPEG_QUALITY, 85]):
+            os.replace(temporary, path)
+
+    def keyframe_path(self, ply: int) -> Path:
+        return self.files.keyframes / f"ply-{ply:03d}.jpg"
+
+    def finish(self, match: Match[Any, Any]) -> None:
+        """Write the final record and the report; close the log."""
+        _write_atomically(self.record_path, format_record(match, self.headers))
+        _write_atomically(self.report_path, self.report(match))
+        self._log.close()
+
+    def close(self) -> None:
+        self._log.close()
+
+    def _append(self, *lines: dict[str, Any]) -> None:
+        self._log.write("".join(json.dumps(data, ensure_ascii=False) + "\n" for data in lines))
+        self._log.flush()
+        os.fsync(self._log.fileno())
+
+    def report(self, match: Match[Any, Any]) -> str:
+        """An HTML page: the result, and for every ply its notation, a board diagram (SVG)
+        and the keyframe the camera took of it."""
+        game = self.game
+        result = match.outcome.result(game.player_names) if match.outcome else "unfinished"
+        title = f"{game.title} ({game.variant}): {self.headers.get('White', game.player_names[0])}" \
+                f" – {self.headers.get('Black', game.player_names[1])}"
+        rows = [_ply_html(game, 0, "start", match.positions[0], None,
+                          self._keyframe_name(0))]
+        for ply, (before, move) in enumerate(zip(match.positions, match.moves, strict=False), 1):
+            text = f"{(ply + 1) // 2}. {game.move_text(before, move)}"
+            rows.append(_ply_html(game, ply, text, match.positions[ply], move,
+                                  self._keyframe_name(ply)))
+        return _PAGE.format(title=html.escape(title), result=html.escape(result),
+                            record=html.escape(format_record(match, self.headers)),
+                            rows="\n".join(rows))
+
+    def _keyframe_name(self, ply: int) -> str | None:
+        path = self.keyframe_path(ply)
+        if not path.exists():
+            return None
+        return Path(os.path.relpath(path, self.report_path.parent)).as_posix()
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def _drop_cut_off_line(path: Path) -> None:
+    """Cut a last line that a power loss or a kill left half written, so that the next event
+    starts a line of its own. Its event was never announced: the log is written first."""
+    data = path.read_bytes()  # a game's log is a few kB
+    if not data or data.endswith(b"\n"):
+        return
+    keep = data.rfind(b"\n") + 1
+    with open(path, "r+b") as handle:
+        handle.truncate(keep)
+        os.fsync(handle.fileno())
+    log.warning("%s: its last line was cut off while being written (%d bytes): dropped",
+                path, len(data) - keep)
+
+
+def load_log(path: str | Path) -> GameLog:
+    """Read a log written by `Recorder`; raises RecordError for a missing, foreign or corrupt
+    log. Only a cut-off last line is forgiven (and reported)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise RecordError(f"{path}: cannot be read ({error.strerror})") from None
+    lines = raw.split(b"\n")
+    truncated = lines[-1] != b""
+    lines = lines[:-1]
+    if not lines:
+        raise RecordError(f"{path}: empty, not a referee log")
+    header = _json_line(path, 1, lines[0])
+    if header.get("format") != LOG_FORMAT:
+        raise RecordError(f"{path}: not a referee log (no '{LOG_FORMAT}' header)")
+    try:
+        game = find_game(str(header.get("game", "")))
+    except UnknownGameError as error:
+        raise RecordError(f"{path}: a log of a game this referee does not know ({error})") from None
+    events = tuple(_event(path, n, line) for n, line in enumerate(lines[1:], start=2))
+    return GameLog(game, dict(header.get("headers", {})), events, truncated, path)
+
+
+def _json_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise RecordError(f"{path}: line {number} is corrupt") from None
+    if not isinstance(data, dict):
+        raise RecordError(f"{path}: line {number} is corrupt")
+    return data
+
+
+def _event(path: Path, number: int, line: bytes) -> Event:
+    try:
+        return Event.from_json(_json_line(path, number, line))
+    except (KeyError, TypeError):
+        raise RecordError(f"{path}: line {number} is not an event") from None
+
+
+def match_from_log(log: GameLog) -> Match[Any, Any]:
+    """The game as the log has it: accepted moves, minus those taken back."""
+    match: Match[Any, Any] = Match(log.game)
+    where = f"{log.path}: " if log.path is not None else ""
+    for event in _changes(log.events):
+        try:
+            if event.kind is EventKind.TAKE_BACK:
+                match.pop()
+            else:
+                match.push_text(event.move or "")
+        except RefereeError as error:
+            raise RecordError(f"{where}ply {event.ply} ({event.kind.name} {event.move}) cannot "
+                              f"be replayed: {error}") from None
+        if len(match.moves) != event.ply:
+            raise RecordError(f"{where}the log is inconsistent at ply {event.ply} "
+                              f"({len(match.moves)} plies replayed)")
+    return match
+
+
+def _changes(events: tuple[Event, ...]) -> Iterator[Event]:
+    return (e for e in events if e.kind in (EventKind.ACCEPTED, EventKind.TAKE_BACK))
+
+
+def board_svg(game: Game[Any, Any], position: Any, move: Any = None, cell: int = 36) -> str:
+    """A board diagram: pieces as their state letters, the last move's squares shaded."""
+    geometry = game.geometry  # type: ignore[attr-defined]
+    width, height = geometry.files * cell, geometry.ranks * cell
+    marked = {move.from_square, move.to_square} if move is not None else set()
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 16}" '
+             f'height="{height + 16}" viewBox="-16 0 {width + 16} {height + 16}">']
+    for square in geometry.squares():
+        x = geometry.file_of(square) * cell
+        y = (geometry.ranks - 1 - geometry.rank_of(square)) * cell
+        fill = "#f3d28b" if square in marked else (
+            "#e9e4d4" if (geometry.file_of(square) + geometry.rank_of(square)) % 2 else "#d8cfb6")
+        if game.is_goal(square):  # type: ignore[attr-defined]
+            fill = "#c9e3c1" if square not in marked else fill
+        parts.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" '
+                     'stroke="#555" stroke-width="1"/>')
+        piece = position.piece_at(square)
+        if piece is not None:
+            dark = piece.color != 0
+            parts.append(
+                f'<rect x="{x + 5}" y="{y + 5}" width="{cell - 10}" height="{cell - 10}" rx="5" '
+                f'fill="{"#333" if dark else "#fff"}" stroke="#222"/>'
+                f'<text x="{x + cell / 2}" y="{y + cell / 2 + 5}" text-anchor="middle" '
+                f'font-family="sans-serif" font-size="15" font-weight="bold" '
+                f'fill="{"#fff" if dark else "#000"}">{piece.state.letter}</text>')
+    for file in range(geometry.files):
+        parts.append(f'<text x="{file * cell + cell / 2}" y="{height + 13}" text-anchor="middle" '
+                     f'font-family="sans-serif" font-size="11">{"abcdefghi"[file]}</text>')
+    for rank in range(geometry.ranks):
+        parts.append(f'<text x="-9" y="{(geometry.ranks - rank) * cell - cell / 2 + 4}" '
+                     f'text-anchor="middle" font-family="sans-serif" font-size="11">{rank + 1}'
+                     '</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _ply_html(game: Game[Any, Any], ply: int, text: str, position: Any, move: Any,
+              keyframe: str | None) -> str:
+    image = f'<img src="{keyframe}" alt="camera view after ply {ply}">' if keyframe else ""
+    return (f'<section class="ply"><h2>{html.escape(text)}</h2>'
+            f"{board_svg(game, position, move)}{image}</section>")
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; }}
+.ply {{ display: inline-block; vertical-align: top; margin: 0 1.5em 1.5em 0; }}
+.ply h2 {{ font-size: 1em; margin: 0 0 .4em; }}
+.ply img {{ display: block; width: 240px; margin-top: .4em; }}
+</style></head>
+<body><h1>{title}</h1><p>Result: <strong>{result}</strong></p>
+<details><summary>Record</summary><pre>{record}</pre></details>
+{rows}
+</body></html>
+"""

@@ -1,0 +1,190 @@
+"""The referee's state machine: setup → playing → game over, fed one steady `Reading` at a
+time. It validates every move through the rules before it is recorded and never records a
+move it cannot explain clearly."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import numpy as np
+
+from referee.app.events import Event, EventKind
+from referee.rules.core import Match
+from referee.rules.rinne import RinneRules
+from referee.tracking.inference import (
+    Inference,
+    InferenceSettings,
+    MoveInferer,
+    PieceSet,
+    Verdict,
+)
+from referee.tracking.reading import ColorModel, Reading
+
+MIN_COLOR_SEPARATION = 3.0  # two players' colours closer than this (in spreads) cannot be told apart
+
+
+class Phase(enum.Enum):
+    SETUP = "setup"
+    PLAYING = "playing"
+    CORRECTING = "waiting for the last position or a legal move"
+    RESTORING = "waiting for the position before the move taken back"
+    OVER = "game over"
+
+
+class Referee:
+    def __init__(self, game: RinneRules, piece_set: PieceSet, labels: tuple[str, ...],
+                 settings: InferenceSettings | None = None,
+                 match: Match[Any, Any] | None = None) -> None:
+        self.game = game
+        self.inferer = MoveInferer(game, piece_set, labels, settings)
+        self.match: Match[Any, Any] = match if match is not None else Match(game)
+        self.phase = Phase.SETUP
+        self.colors: ColorModel | None = None
+        self._asked_to_set_up = False
+        self._unreadable = ""  # the squares of the last "unreadable", until anything else
+
+    def on_reading(self, reading: Reading) -> list[Event]:
+        """Judge one steady reading; returns the events it causes (often none)."""
+        if self.phase is Phase.OVER:
+            return []
+        if self.phase is Phase.SETUP:
+            return self._setup(reading)
+        events = self._judge(self.inspect(reading), reading)
+        return self._once(events)
+
+    def _once(self, events: list[Event]) -> list[Event]:
+        """The same "unreadable" twice in a row is said once: the board is read again after
+        every stir, and the players have been told."""
+        if [e.kind for e in events] == [EventKind.UNREADABLE]:
+            if events[0].detail == self._unreadable:
+                return []
+            self._unreadable = events[0].detail
+        elif events:
+            self._unreadable = ""
+        return events
+
+    def inspect(self, reading: Reading) -> Inference:
+        """What the reading would mean now, without acting on it."""
+        assert self.colors is not None
+        previous = self.match.positions[-2] if len(self.match.positions) > 1 else None
+        return self.inferer.infer(reading, self.match.position, self.colors, previous)
+
+    def take_back(self, frame_index: int, time_s: float) -> list[Event]:
+        """Take the last move back by hand (the button); the board must then show the
+        position before it."""
+        if not self.match.moves or self.phase is Phase.SETUP:
+            return []
+        move = self._undo_last()
+        self.phase = Phase.RESTORING
+        return [Event(EventKind.TAKE_BACK, frame_index, round(time_s, 3), len(self.match.moves),
+                      move, "by the button")]
+
+    # --- setup ----------------------------------------------------------------------------
+
+    def shows_setup(self, reading: Reading, *, clearly: bool = True) -> bool:
+        """Whether the board shows the position to start from (`clearly`: every square
+        read with confidence)."""
+        expected, _ = self.inferer.appearance(self.match.position)
+        seen = np.argmax(reading.probabilities, axis=1)
+        confident = reading.confidence() >= self.inferer.settings.min_square_confidence
+        return bool(np.array_equal(seen, expected) and (confident.all() or not clearly))
+
+    def _setup(self, reading: Reading) -> list[Event]:
+        """Wait until the board shows the position to start from (the start, or the logged
+        position of a resumed game), then learn each player's piece colour from it. A square
+        read unsurely does not hold the game up: every square read as the start has it."""
+        position = self.match.position
+        if not self.shows_setup(reading, clearly=False):
+            if self._asked_to_set_up:
+                return []
+            self._asked_to_set_up = True
+            what = "the start position" if not self.match.moves else "the logged position"
+            return [self._event(EventKind.SET_UP, reading, detail=f"set up {what}")]
+        _, owners = self.inferer.appearance(position)
+        colors = ColorModel.learn(reading, {sq: int(o) for sq, o in enumerate(owners) if o >= 0})
+        if colors.separation < MIN_COLOR_SEPARATION:
+            self._asked_to_set_up = False
+            return [self._event(EventKind.UNREADABLE, reading,
+                                detail="the two players' pieces look alike: use two colours")]
+        self.colors = colors
+        self.phase = Phase.PLAYING
+        turn = self.game.player_names[position.turn]
+        return [self._event(EventKind.STARTED, reading, detail=f"{turn} to move")]
+
+    # --- playing --------------------------------------------------------------------------
+
+    def _judge(self, inference: Inference, reading: Reading) -> list[Event]:
+        verdict = inference.verdict
+        if self.phase is Phase.RESTORING:  # only the restored position ends it
+            if verdict is not Verdict.NO_CHANGE:
+                return []
+            self.phase = Phase.PLAYING
+            return [self._event(EventKind.RESTORED, reading)]
+        if verdict is Verdict.MOVE:
+            return self._accept(inference, reading)
+        if verdict is Verdict.TWO_MOVES:
+            assert inference.second is not None
+            events = self._accept(inference, reading)
+            if self.phase is Phase.OVER:
+                return events
+            if inference.second_pending:  # the reply is on the board, its roll to come
+                move = self.game.move_text(self.match.position, inference.second)
+                return [*events, self._event(EventKind.ROLL_PENDING, reading, move=move)]
+            second = Inference(Verdict.MOVE, inference.second, inference.margin)
+            return events + self._accept(second, reading)
+        if verdict is Verdict.INCOMPLETE:  # players take the captured piece off first
+            return []
+        if verdict is Verdict.NO_CHANGE:
+            if self.phase is Phase.CORRECTING:
+                self.phase = Phase.PLAYING
+                return [self._event(EventKind.RESTORED, reading)]
+            return []
+        if verdict is Verdict.TAKE_BACK:
+            undone = self._undo_last()
+            self.phase = Phase.PLAYING
+            events = [self._event(EventKind.TAKE_BACK, reading, move=undone)]
+            if inference.move is None:
+                return events
+            return events + self._accept(inference, reading)
+        if verdict is Verdict.ILLEGAL:
+            first = self.phase is not Phase.CORRECTING
+            self.phase = Phase.CORRECTING
+            if not first:
+                return []
+            return [self._event(EventKind.ILLEGAL, reading, detail=self._squares(inference))]
+        if verdict in (Verdict.PROMOTE, Verdict.ROLL_PENDING):
+            assert inference.move is not None
+            kind = EventKind.PROMOTE if verdict is Verdict.PROMOTE else EventKind.ROLL_PENDING
+            move = self.game.move_text(self.match.position, inference.move)
+            return [self._event(kind, reading, move=move)]
+        return [self._event(EventKind.UNREADABLE, reading, detail=self._squares(inference))]
+
+    def _accept(self, inference: Inference, reading: Reading) -> list[Event]:
+        assert inference.move is not None
+        before = self.match.position
+        self.match.push(inference.move)  # validated again by the rules
+        self.phase = Phase.PLAYING
+        events = [self._event(EventKind.ACCEPTED, reading, move=self.game.move_text(
+            before, inference.move), confidence=inference.margin)]
+        outcome = self.match.outcome
+        if outcome is not None:
+            self.phase = Phase.OVER
+            result = outcome.result(self.game.player_names)
+            events.append(self._event(EventKind.GAME_OVER, reading,
+                                      detail=f"{result} ({outcome.termination.value})"))
+        return events
+
+    def _undo_last(self) -> str:
+        """Take the last move off the match; returns it in the designer's notation."""
+        before = self.match.positions[-2]
+        return self.game.move_text(before, self.match.pop())
+
+    def _squares(self, inference: Inference) -> str:
+        names = [self.game.geometry.square_name(s) for s in inference.squares]
+        return "squares " + " ".join(names) if names else ""
+
+    def _event(self, kind: EventKind, reading: Reading, *, move: str | None = None,
+               detail: str = "", confidence: float = 0.0) -> Event:
+        return Event(kind, reading.frame_index, round(reading.time_s, 3), len(self.match.moves),
+                     move, detail, round(confidence, 2))

@@ -1,0 +1,38 @@
+"""The files that ship inside the package (`referee/data/`): the models and their cards, the
+camera defaults and board profiles, the vision settings and the demo footage. They are found
+through `importlib.resources`, so an installed wheel finds them as a source checkout does."""
+
+from __future__ import annotations
+
+import atexit
+from contextlib import ExitStack
+from importlib.resources import as_file, files
+from pathlib import Path
+
+_extracted = ExitStack()
+atexit.register(_extracted.close)
+
+
+def data_path(*parts: str) -> Path:
+    """The path of `referee/data/<parts>` on the file system (extracted once for the process
+    where the package is imported from an archive)."""
+    resource = files("referee").joinpath("data", *parts)
+    if isinstance(resource, Path):
+        return resource
+    return _extracted.enter_context(as_file(resource))
+
+
+def models_dir() -> Path:
+    return data_path("models")
+
+
+def calibration_dir() -> Path:
+    return data_path("calibration")
+
+
+def demo_footage() -> Path:
+    return data_path("demo", "rinne-sample.mp4")
+
+
+def vision_settings_file() -> Path:
+    return data_path("vision.toml")
