@@ -5,7 +5,7 @@ a 1280x720 frame and classifying the batch, for a 5x6 board (30 squares) and a 6
     python benchmarks/classifier_speed.py [--model dice] [--repeat 200]
 
 `--tiles`: a Renaissance board instead (7x7: 49 squares and 84 seams, models `tiles` and
-`tiles-seam` from the same folder as --model, default models/tiles.onnx): its top-face
+`tiles-seam` from the same folder as --model, default referee/data/models/tiles.onnx): its top-face
 quads from a board pose, cut one warp a crop (`crop_squares`) and from one warp of the board
 (`renders.frame_crops`' way: `crops.board_canvas`), and classified by both models, the
 seams then read given the squares (`seams.seams_given_squares`), then squares and seams as

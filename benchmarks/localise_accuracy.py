@@ -26,10 +26,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.errors import NoBoardError
-from referee.vision.localise import find_board
+from referee.vision.board_finder import find_board
 from referee.vision.pose import BoardPose, corner_error
+from referee_lab.finder_sets import RINNE_FAMILY_GAMES
 
-DEFAULT_GAMES = ("rinne", "rinne-5x5", "flipflop-3x3", "tensei", "flipflop-5x5", "tensei-5x5")
+DEFAULT_GAMES = RINNE_FAMILY_GAMES
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,8 @@ class Sample:
 
 
 def with_hand(i: int, games: int, legacy: bool) -> bool:
-    """Whether frame `i` gets a hand: in a third of each game's frames. (Until session 7 it
-    was every third frame, which with the six Rinne-family games in turn put a hand over
+    """Whether frame `i` gets a hand: in a third of each game's frames. (The oldest sets put one
+    over every third frame, which with the six Rinne-family games in turn put a hand over
     every Rinne and Tensei frame and over no other board: `legacy` renders those sets.)"""
     return (i if legacy else i + i // games) % 3 == 0
 
@@ -144,7 +145,7 @@ def main() -> None:
                         help="write an overlay of every frame not within 1%% here")
     parser.add_argument("--results", type=Path, default=None, help="per-frame results (JSON lines)")
     parser.add_argument("--legacy-hands", action="store_true",
-                        help="a hand over every third frame, as until session 7 (with the six games "
+                        help="a hand over every third frame, as the oldest sets have it (with the six games "
                         "in turn: over every Rinne and Tensei frame, no other)")
     parser.add_argument("--only", default="", help="comma-separated frame numbers to run (a quick look)")
     args = parser.parse_args()

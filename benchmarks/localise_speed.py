@@ -21,7 +21,8 @@ import cv2
 import numpy as np
 
 from benchmarks.rendered import render
-from referee.vision.localise import find_board, track
+from referee.vision.board_finder import find_board
+from referee.vision.board_tracker import track
 from referee.vision.motion import anchor, shift_since
 from referee.vision.warp import square_crops, warp_board
 

@@ -31,7 +31,7 @@ CHOICES = {
     "shifted 4% only": SecondLook(scales=()),
     "tighter 0.9, 0.95 + shifted 4% (default)": SecondLook(),
 }
-# --more: the variants also tried in session 7 (dice_real.md, "Sixth round"): wider shifts, a
+# --more: the variants also tried (dice_real.md): wider shifts, a
 # looser crop beside the tighter ones (a die at its square's corner), a higher threshold.
 MORE = {
     "default, shifted 6%": SecondLook(shift=0.06),

@@ -18,8 +18,8 @@ import cv2
 import numpy as np
 
 from referee.errors import NoBoardError
+from referee.vision.board_finder import find_board
 from referee.vision.images import read_image
-from referee.vision.localise import find_board
 from referee.vision.pose import BoardPose, corner_error
 from referee.vision.warp import camera_over_board
 

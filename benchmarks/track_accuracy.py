@@ -25,7 +25,8 @@ import numpy as np
 from referee.app.pipeline import camera_game
 from referee.errors import NoBoardError
 from referee.hardware.sources import open_source
-from referee.vision.localise import find_board, track
+from referee.vision.board_finder import find_board
+from referee.vision.board_tracker import track
 from referee.vision.pose import BoardPose, corner_error
 
 REFIND_EVERY_S = 1.0

@@ -12,7 +12,8 @@ import argparse
 import numpy as np
 
 from referee.hardware.sources import open_source
-from referee.vision.localise import find_board, track
+from referee.vision.board_finder import find_board
+from referee.vision.board_tracker import track
 
 
 def main() -> None:

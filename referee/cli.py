@@ -235,7 +235,7 @@ def _add_classify(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) 
     classify.add_argument("--pieces", required=True,
                           help="piece set: dice, penta, zensu, tiles (or tiles-seam: seam crops; "
                           "tiles-monomino: bare square or monomino)")
-    classify.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
+    classify.add_argument("--model", help="a model path instead of referee/data/models/<pieces>.onnx")
     classify.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
                           help="average over the image turned 1, 2 or 4 ways")
     classify.add_argument("files", nargs="+", metavar="FILE", help="images of one square each")
@@ -319,7 +319,7 @@ def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
     replay.add_argument("--out", help="the record (a .txt file; the log, report and keyframes "
                         "go beside it) or a folder for all four (default: beside the footage)")
     replay.add_argument("--log", help="the log (JSON lines), elsewhere than beside the record")
-    replay.add_argument("--model", help="a classifier other than models/<pieces>.onnx")
+    replay.add_argument("--model", help="a classifier other than referee/data/models/<pieces>.onnx")
     _calibration_arguments(replay, "the camera file of the footage's camera (undistorts it)")
     live = verb("live", _live, "referee a game from a live camera, with lights and buzzer")
     live.add_argument("--game", required=True, help="the game being played, e.g. rinne")
@@ -329,7 +329,7 @@ def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
     live.add_argument("--out", default="game", help="folder of the game's log and record")
     live.add_argument("--resume", action="store_true",
                       help="continue the game logged in --out (a new one if none is logged)")
-    live.add_argument("--model", help="a classifier other than models/<pieces>.onnx")
+    live.add_argument("--model", help="a classifier other than referee/data/models/<pieces>.onnx")
     live.add_argument("--start", type=float, metavar="S",
                       help="footage: begin S seconds in (default 0; resumed: where the log stops)")
     live.add_argument("--speed", type=float, default=1.0, metavar="X",

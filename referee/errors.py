@@ -61,7 +61,7 @@ class NoBoardError(RefereeError, LookupError):
 
 
 class VisionSettingsError(RefereeError, ValueError):
-    """A vision settings file (calibration/vision.toml) with an unknown key or a bad value."""
+    """A vision settings file (referee/data/vision.toml) with an unknown key or a bad value."""
 
 
 class RenderError(RefereeError, ValueError):

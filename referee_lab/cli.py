@@ -108,9 +108,9 @@ def _add_model_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser
         "the real dice photographs (default: $REFEREE_REAL_DICE or the lab's "
         "data/real-dice-byler)"
     )
-    train = verb("train", _train, "rebuild a classifier (needs the train extra)")
+    train = verb("train", _train, "rebuild a classifier (needs the lab extra)")
     train.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")
-    train.add_argument("--out", help="output folder (default: models/)")
+    train.add_argument("--out", help="output folder (default: the shipped models, referee/data/models/)")
     train.add_argument("--data", help=data_help + "; other sets: a folder of rendered crops "
                        "(default: $REFEREE_RENDER_CROPS or /tmp/referee-crops, rendered if empty)")
     train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
@@ -132,8 +132,8 @@ def _add_model_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser
                        help="tiles: train only this model of the set (tiles, tiles-seam or "
                        "tiles-monomino)")
     corners = verb("train-corners", _train_corners, "rebuild a board-corner network from its recipe "
-                   "(models/corners.onnx, corners-big.onnx, corners-refine.onnx or corners-grid.onnx; "
-                   "needs the train extra) from rendered frames")
+                   "(corners.onnx, corners-big.onnx, corners-refine.onnx or corners-grid.onnx; "
+                   "needs the lab extra) from rendered frames")
     corners.add_argument("--model", default="corners",
                          help="corners (3x3 boards; 4,000 frames, 5,000 steps), corners-big (5x5 and 5x6 "
                          "boards; 8,000 frames of every Rinne-family size, 7,000 steps) or corners-refine "
@@ -146,7 +146,7 @@ def _add_model_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser
     corners.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
     corners.add_argument("--data", help="folder of rendered frames, rendered where missing "
                          "(default: $REFEREE_RENDER_CROPS/MODEL)")
-    corners.add_argument("--out", help="output folder (default: models/)")
+    corners.add_argument("--out", help="output folder (default: the shipped models, referee/data/models/)")
     corners.add_argument("--jobs", type=int, default=2, help="rendering processes (default 2)")
     corners.add_argument("--threads", type=int, default=1,
                          help="torch threads for training (default 1; the card records it)")
@@ -156,7 +156,7 @@ def _add_model_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser
     evaluate.add_argument("--frames", type=int, default=100,
                           help="held-out frames to render (not dice; default 100)")
     evaluate.add_argument("--data", help=data_help)
-    evaluate.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
+    evaluate.add_argument("--model", help="a model path instead of referee/data/models/<pieces>.onnx")
     evaluate.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
                           help="test-time augmentation: 1, 2 or 4 turns")
     quantize = verb("quantize", _quantize, "replace a trained float classifier by its int8 "
@@ -164,7 +164,7 @@ def _add_model_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser
     quantize.add_argument("--pieces", required=True,
                           help="piece set: dice, penta, zensu, tiles (with tiles-seam and "
                           "tiles-monomino)")
-    quantize.add_argument("--model", help="a model path instead of models/<pieces>.onnx")
+    quantize.add_argument("--model", help="a model path instead of referee/data/models/<pieces>.onnx")
     quantize.add_argument("--frames", type=int, default=30,
                           help="rendered training frames to calibrate on (default 30)")
     quantize.add_argument("--eval-frames", type=int, default=200,

@@ -5,20 +5,19 @@ Frames come from the renderer (`referee_lab.synth`) as the finder's benchmark dr
 distortion, as after undistorting), from seeds of their own (`FIRST_SEED` on) so that no
 benchmark frame is trained on. Which game each frame shows and whether a hand lies over the
 board is each committed network's recipe (`RECIPES`): `corners`, FlipFlop 3x3 only with a
-hand where `seed % 3 == 0` (session 15); `corners-big`, every other frame 3x3 and the rest the
-five bigger Rinne-family boards in turn, a hand over half, drawn apart from the game (session
-16, commit 1cbf3a4). Each shard is one `.npz` of `images` (N, H, W, 3 uint8, BGR), `corners`
+hand where `seed % 3 == 0`; `corners-big`, every other frame 3x3 and the rest the
+five bigger Rinne-family boards in turn, a hand over half, drawn apart from the game (as at
+commit 1cbf3a4). Each shard is one `.npz` of `images` (N, H, W, 3 uint8, BGR), `corners`
 (N, 4, 2 float32, in the shrunk image's pixels), `games` and `hands`, so a long render can
 stop and go on; a shard whose frames another recipe drew is refused, not mixed in.
 
-A corner refiner's recipe (`corners-refine`, session 18) has a `canvas`: each rendered frame
-gives `views` canvases (`corner_net.Canvas.view`) of the board guessed at its true corners
-moved at random (`guessed_quads`: each corner off by a normal spread of 0.05, 0.12 or 0.25
-square; one guess in five a whole square off along a side, one in ten scaled 0.8-1.2), the
-truth being the true corners in the canvas. A grid reader's recipe (`corners-grid`, session
-22) has the same views with `points` "grid": its truth is every intersection of the board's
-lines (`grid_points`), which the trainer takes from the corners, so it reads the refiner's
-shards.
+A corner refiner's recipe (`corners-refine`) has a `canvas`: each rendered frame gives `views`
+canvases (`corner_net.Canvas.view`) of the board guessed at its true corners moved at random
+(`guessed_quads`: each corner off by a normal spread of 0.05, 0.12 or 0.25 square; one guess in
+five a whole square off along a side, one in ten scaled 0.8-1.2), the truth being the true
+corners in the canvas. A grid reader's recipe (`corners-grid`) has the same views with `points`
+"grid": its truth is every intersection of the board's lines (`grid_points`), which the trainer
+takes from the corners, so it reads the refiner's shards.
 """
 
 from __future__ import annotations
@@ -41,9 +40,9 @@ from referee.vision.pose import apply_homography, board_corners, board_lattice, 
 FIRST_SEED = 5_000_000  # far from the finder's development and held-out sets (20000-260000)
 SHARD = 200
 
-HAND_THIRD = "seed % 3 == 0"  # session 15's rule (`corners`)
-HAND_HALF = "np.random.default_rng([seed, 7]).random() < 0.5"  # session 16's (`corners-big`)
-HAND_SIXTY = "np.random.default_rng([seed, 99]).random() < 0.6"  # session 18's (`corners-refine`)
+HAND_THIRD = "seed % 3 == 0"  # `corners`
+HAND_HALF = "np.random.default_rng([seed, 7]).random() < 0.5"  # `corners-big`
+HAND_SIXTY = "np.random.default_rng([seed, 99]).random() < 0.6"  # `corners-refine`
 HAND_RULES = (HAND_THIRD, HAND_HALF, HAND_SIXTY)
 
 
@@ -69,7 +68,7 @@ class CornerRecipe:
     @property
     def command(self) -> str:
         """The command that rebuilds it (the card's `rebuild`)."""
-        return "referee train-corners" + ("" if self.model == "corners" else f" --model {self.model}")
+        return "referee-lab train-corners" + ("" if self.model == "corners" else f" --model {self.model}")
 
 
 RECIPES: Mapping[str, CornerRecipe] = MappingProxyType({
@@ -80,18 +79,18 @@ RECIPES: Mapping[str, CornerRecipe] = MappingProxyType({
         games=("flipflop-3x3", "rinne", "flipflop-3x3", "rinne-5x5", "flipflop-3x3", "tensei",
                "flipflop-3x3", "flipflop-5x5", "flipflop-3x3", "tensei-5x5"),
         hand=HAND_HALF, frames=8000, steps=7000, boards=("5x5", "5x6"),
-        use="localise.find_board on 5x5 and 5x6 boards (corner_net_big); 3x3 boards use models/corners.onnx"),
+        use="find_board on 5x5 and 5x6 boards (corner_net_big); 3x3 boards use corners.onnx"),
     "corners-refine": CornerRecipe(
         model="corners-refine", games=("flipflop-3x3",), hand=HAND_SIXTY, frames=6800, steps=8000,
         boards=("3x3",), first_seed=6_000_000, canvas=Canvas(3, 3, square_px=32, margin=1.0), views=3,
-        use="localise.find_board on 3x3 boards (corner_refiner): the board's corners from the corner "
+        use="find_board on 3x3 boards (corner_refiner): the board's corners from the corner "
             "network's guess, read again in a view rectified by it"),
     # The refiner's views (its frames, then 3,400 more of the same draw), every intersection marked
     "corners-grid": CornerRecipe(
         model="corners-grid", games=("flipflop-3x3",), hand=HAND_SIXTY, frames=10200, steps=8000,
         boards=("3x3",), first_seed=6_000_000, canvas=Canvas(3, 3, square_px=32, margin=1.0), views=3,
         points="grid",
-        use="localise.find_board on 3x3 boards (corner_grid): the 16 intersections of the board's lines "
+        use="find_board on 3x3 boards (corner_grid): the 16 intersections of the board's lines "
             "in a view rectified by a grid found, to check that grid and fit one to them"),
 })
 
@@ -270,8 +269,8 @@ def render_view_shards(folder: Path, recipe: CornerRecipe, count: int, *, jobs: 
 
 def _check_view_shard(path: Path, plan: Sequence[PlannedFrame]) -> None:
     """Refuse a view shard already rendered whose games or seeds are not among those planned
-    for its frames (shards rendered before views kept their seeds, session 18's, are checked
-    by their games alone)."""
+    for its frames (shards rendered before views kept their seeds, the first `corners-refine`
+    shards, are checked by their games alone)."""
     with np.load(path) as shard:
         seeds = {int(s) for s in shard["seeds"]} if "seeds" in shard.files else None
         games = {str(g) for g in shard["games"]}

@@ -20,7 +20,6 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +36,7 @@ from referee.vision.crops import (
     crop_square,
 )
 from referee.vision.images import read_image
+from referee_lab import LAB_DATA
 
 REAL_DICE_ENV = "REFEREE_REAL_DICE"
 DICE_LABELS: tuple[str, ...] = ("empty", "1", "2", "3", "4", "5", "6")
@@ -50,7 +50,7 @@ def real_dice_dir() -> Path:
     env = os.environ.get(REAL_DICE_ENV)
     if env:
         return Path(env)
-    return Path(str(files("referee_lab").joinpath("data", "real-dice-byler")))
+    return LAB_DATA / "real-dice-byler"
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,11 +8,11 @@ once, each fed by its share of the cores (`TrainConfig.workers`, `RenderRecipe.w
    frames (`renders.write_crop_folder`), the others mine hard squares with the committed
    models (`write_hard_crop_folder`: under 0.9 or a 3-nat lead; dice also at 30-40 degrees);
 2. time a batch, and size both runs' steps to end within `--train-seconds`;
-3. train the round's two runs (`RUNS`) with `referee train --set device=cuda --set workers=N`:
-   dice `tune` (from the committed model's float weights, `models/float/`) and `scratch`;
+3. train the round's two runs (`RUNS`) with `referee-lab train --set device=cuda --set workers=N`:
+   dice `tune` (from the committed model's float weights, `referee_lab/data/float/`) and `scratch`;
    tiles `scratch` (the square model from scratch) and `monomino` (the bare-or-monomino
    specialist from scratch), both on the tiles model's hard squares;
-4. quantise each to int8 (`referee quantize`), which measures it (dice: the real test split;
+4. quantise each to int8 (`referee-lab quantize`), which measures it (dice: the real test split;
    tiles: held-out renders); the monomino specialist stays float, as committed;
 5. tiles: lay out each way of reading with the new models beside the committed ones
    (`sets/<name>/`, `candidate_sets`), for `benchmarks/render_models.py --model
@@ -23,8 +23,8 @@ their cards, logs, `round.json` and, for tiles, `sets/`. Seeds: training crops f
 3,000,000, hard squares from 4,000,000 and 5,000,000, each process its own block of 100,000,
 far from every benchmark's.
 
-Run: PYTHONPATH=. python models/gpu_round.py OUT --pieces dice --real DIR
-     PYTHONPATH=. python models/gpu_round.py OUT --pieces tiles
+Run: PYTHONPATH=. python -m referee_lab.gpu_round OUT --pieces dice --real DIR
+     PYTHONPATH=. python -m referee_lab.gpu_round OUT --pieces tiles
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ from pathlib import Path
 
 import numpy as np
 
+from referee.resources import models_dir
 from referee.vision.monomino import MONOMINO_MODEL
+from referee_lab import FLOAT_MODELS
 from referee_lab.datasets import folder_samples
 from referee_lab.render_eval import models_of
 from referee_lab.render_training import crop_folder_of
@@ -53,8 +55,8 @@ from referee_lab.training import BatchMaker, TrainConfig
 CHUNK = 8  # frames a call: a render process checks its deadline this often
 LOAD_SECONDS_PER_CROP = 0.0005  # reading a crop folder back (PNG), with room to spare
 SETUP_SECONDS = 45  # a trainer's start: real photos, hard real dice, validation renders
-COMMITTED = Path(__file__).parent  # the committed models
-FLOAT = COMMITTED / "float"  # the committed models' float weights
+COMMITTED = models_dir()  # the shipped models
+FLOAT = FLOAT_MODELS  # their float weights
 
 
 @dataclass(frozen=True)
@@ -90,11 +92,11 @@ RUNS: dict[str, tuple[Run, ...]] = {
         Run("scratch", "dice", None, ("lr=0.004", "p_hard=0.2")),
     ),
     # Read as whole pieces (`tracking.tile_pieces`) the seams are wrong at 0.013%, the
-    # squares at 0.078% (benchmarks/render_models.md, "Session 9", "Session 19"): the squares
+    # squares at 0.078% (benchmarks/render_models.md): the squares
     # are what the round is for. Fine-tuning the committed square model has stopped paying
-    # (sessions 11 and 17: three CPU rounds, none better as whole pieces), so it starts
+    # (three CPU runs, none better as whole pieces), so it starts
     # afresh on the round's many more frames. 17 of the 26 held-out boards still read wrong
-    # are bare squares and monominoes read for each other (session 25), the specialist's
+    # are bare squares and monominoes read for each other, the specialist's
     # question: the second run trains it afresh on those frames too.
     "tiles": (
         Run("scratch", "tiles", None, ("size=64", "margin=0.3", "lr=0.004", "p_hard=0.2")),
@@ -126,7 +128,7 @@ def render_until(job: Job) -> int:
         seeds = range(seed, seed + CHUNK)
         if job.kind == "train" and job.pieces == "dice":
             count += write_crop_folder(job.folder, seeds, append=seed > first)
-        elif job.kind == "train":  # cut as `referee train` cuts the render-trained sets
+        elif job.kind == "train":  # cut as `referee-lab train` cuts the render-trained sets
             count += write_crop_folder(job.folder, seeds, size=80, margin=0.3,
                                        pieces=job.pieces, append=seed > first)
         else:
@@ -166,7 +168,7 @@ def render(pieces: str, out: Path, cores: int, seconds: float) -> dict[str, list
 
 
 def gathered(pieces: str, out: Path, parts: list[str]) -> list[str]:
-    """The training folders as `referee train` takes them: dice, each process's (`--extra`);
+    """The training folders as `referee-lab train` takes them: dice, each process's (`--extra`);
     the render-trained sets, one crops folder (`--data`) with a subfolder a model."""
     if pieces == "dice":
         return parts
@@ -208,7 +210,7 @@ def crops_of(pieces: str, run: Run, folders: dict[str, list[str]]) -> int:
 
 def train_command(pieces: str, run: Run, out: Path, folders: dict[str, list[str]],
                   args: argparse.Namespace, steps: int, workers: int) -> list[str]:
-    command = [sys.executable, "-m", "referee", "train", "--pieces", pieces,
+    command = [sys.executable, "-m", "referee_lab.cli", "train", "--pieces", pieces,
                "--out", str(out / run.name), "--steps", str(steps)]
     if pieces == "dice":
         command += ["--data", args.real]
@@ -235,14 +237,14 @@ def train(pieces: str, out: Path, folders: dict[str, list[str]], args: argparse.
 
 
 def quantise(pieces: str, out: Path, args: argparse.Namespace) -> dict[str, int]:
-    """Each run's int8 copy (`<run>q/`), measured as `referee quantize` measures."""
+    """Each run's int8 copy (`<run>q/`), measured as `referee-lab quantize` measures."""
     processes = {}
     for run in RUNS[pieces]:
         model = out / run.name / f"{run.model}.onnx"
         if not run.quantised or not model.is_file():
             continue
         shutil.copytree(out / run.name, out / f"{run.name}q", dirs_exist_ok=True)
-        command = [sys.executable, "-m", "referee", "quantize", "--pieces", pieces, "--model",
+        command = [sys.executable, "-m", "referee_lab.cli", "quantize", "--pieces", pieces, "--model",
                    str(out / f"{run.name}q" / model.name)]
         command += ["--data", args.real] if pieces == "dice" else ["--eval-frames", "100"]
         log = (out / f"{run.name}q.log").open("w")

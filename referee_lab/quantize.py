@@ -5,7 +5,7 @@ rendered squares cut exactly as the referee cuts them (training seeds, never the
 ones the model is measured on). On one core the int8 net classifies a board about twice as
 fast (a 6x9 Zensū board: 5.4 ms instead of 10.2), which is what a 6x9 board needs to be read
 within the 15 ms budget. The card records the quantisation; its accuracy must be measured again
-(`referee eval`), since the card's figures were the float model's."""
+(`referee-lab eval`), since the card's figures were the float model's."""
 
 from __future__ import annotations
 

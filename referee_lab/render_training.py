@@ -140,7 +140,7 @@ RECIPES: dict[str, RenderRecipe] = {
     # Bare square or monomino (the tiles model's commonest doubt), on the tiles model's own
     # crops (64x64, margin 0.3: the pipeline cuts them once for both), relabelled. No stride
     # at the first layer: the cue is a piece's edge a pixel or two wide. 12,000 steps: at
-    # 6,000 it was still learning (benchmarks/render_models.md, "Session 19").
+    # 6,000 it was still learning (benchmarks/render_models.md).
     MONOMINO_MODEL: RenderRecipe(MONOMINO_MODEL, RENDER_SETS["tiles"].height, size=64, margin=0.3,
                                  arch="c16,p,c24,c32,p,c48,c48,p,c64", steps=12000,
                                  eval_every=1000, augment=_SNUG, augment_mild=_SNUG_MILD,
@@ -281,7 +281,7 @@ def train_render_model(
         output="probabilities", seed=recipe.seed, piece_height=recipe.piece_height,
         recipe=_recipe(recipe, folder, counts, fit_frames, best_step) | {
             "hard_folders": [str(f) for f in hard], "train_hard": len(hard_fit),
-            "command": command or f"referee train --pieces {model_pieces(model)}"},
+            "command": command or f"referee-lab train --pieces {model_pieces(model)}"},
         metrics={"val_accuracy": round(best_accuracy, 4), "val_squares": len(val),
                  "val_note": "held-out frames of the training renders"
                  + (f" and of the hard examples ({len(hard_val)} squares; the mean of the two "

@@ -355,7 +355,7 @@ def write_hard_crop_folder(folder: str, seeds: range, model: str | Path, *, belo
     unsure) or leads the runner-up by less than `lead_below` nats (in doubt: the pipeline
     holds a move up under 3). `pieces`: the piece set (default: the model card's name, dice
     or a render-trained set; `tiles-seam`: tiles boards' seams). Crops `size` pixels
-    (default: 64 for dice, else 80 as `referee train` cuts them), in one folder with a
+    (default: 64 for dice, else 80 as `referee-lab train` cuts them), in one folder with a
     `labels.csv` (no `<model>/` level: it is passed to the trainer as it is); `append`: add
     to the folder's crops (cut alike). Returns the number of crops written."""
     from referee.vision.classifier import Classifier

@@ -101,7 +101,7 @@ def train_pieces(
     try:
         from referee_lab.training import TrainConfig, train_dice
     except ImportError as error:  # torch missing: the `train` extra is not installed
-        raise ModelError(f"training needs the train extra ({error.name} is missing)") from None
+        raise ModelError(f"training needs the lab extra ({error.name} is missing)") from None
     if hasattr(os, "nice"):
         os.nice(10)  # training is a background job on a shared machine
     config = TrainConfig()
@@ -123,7 +123,7 @@ def train_pieces(
         return [s for folder in folders
                 for s in folder_samples(folder, margin=crop_folder_margin(folder, config.margin))]
 
-    parts = ["referee train --pieces dice"]
+    parts = ["referee-lab train --pieces dice"]
     parts += [f"--out {out}"] if out else []
     parts += [f"--steps {steps}"] if steps is not None else []
     parts += [f"--seed {seed}"] if seed is not None else []
@@ -167,7 +167,7 @@ def train_from_renders(
     try:
         from referee_lab.render_training import RECIPES, train_render_model, with_overrides
     except ImportError as error:  # torch missing: the `train` extra is not installed
-        raise ModelError(f"training needs the train extra ({error.name} is missing)") from None
+        raise ModelError(f"training needs the lab extra ({error.name} is missing)") from None
     from referee_lab.render_eval import models_of
     from referee_lab.renders import rendered_frames, write_crop_folder
 
@@ -182,7 +182,7 @@ def train_from_renders(
     out_dir = Path(out) if out else default_models_dir()
     # Read before training overwrites it (fine-tuning the committed model in place).
     init_path = resolve_model(init)[0] if init else None
-    parts = [f"referee train --pieces {pieces}"] + ([f"--only {only}"] if only else [])
+    parts = [f"referee-lab train --pieces {pieces}"] + ([f"--only {only}"] if only else [])
     parts += [f"--data {data}"] if data else []
     parts += [f"--steps {steps}"] if steps is not None else []
     parts += [f"--seed {seed}"] if seed is not None else []

@@ -231,7 +231,7 @@ def train_dice(
     hard: Sequence[Sample] = (),
     name: str = "dice",
     progress: Callable[[str], None] | None = None,
-    command: str = "referee train --pieces dice",
+    command: str = "referee-lab train --pieces dice",
 ) -> TrainResult:
     """Train the dice classifier and write `<out_dir>/<name>.onnx` and its card."""
     import torch
@@ -429,7 +429,7 @@ def _recipe(
     recipe["augment_mild"] = Augment.mild().as_dict()
     recipe.update(
         {
-            "command": "referee train --pieces dice",
+            "command": "referee-lab train --pieces dice",
             "architecture": (
                 "arch: cN = conv3x3-BN-ReLU to N channels (s2: stride 2), p = 2x2 max-pool; "
                 "then global average pool and a linear layer"
@@ -486,7 +486,7 @@ def load_onnx_weights(net: Any, path: str | Path, calibration: Any) -> None:
     convs = [n for n in model.graph.node if n.op_type == "Conv"]
     if not convs and any(n.op_type == "QLinearConv" for n in model.graph.node):
         raise ModelError(f"{path}: an int8 model; fine-tune from the float model a training "
-                         "run writes (before `referee quantize`)")
+                         "run writes (before `referee-lab quantize`)")
     (gemm,) = [n for n in model.graph.node if n.op_type == "Gemm"]
     layers = list(net)
     pairs = [(layers[i], layers[i + 1]) for i in range(len(layers) - 1)

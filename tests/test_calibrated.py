@@ -12,7 +12,6 @@ import cv2
 import numpy as np
 import pytest
 
-from benchmarks.undistort_pipeline import errors
 from referee.app.calibrated import (
     Calibration,
     CalibrationFiles,
@@ -23,7 +22,7 @@ from referee.app.calibrated import (
     side_by_colours,
 )
 from referee.app.events import Event, EventKind
-from referee.app.pipeline import BoardReader, Session, board_referee
+from referee.app.pipeline import BoardReader, GameLoop, board_referee
 from referee.app.replay import replay_footage
 from referee.calibration.files import (
     BoardProfile,
@@ -43,6 +42,7 @@ from referee.rules.rinne import RINNE
 from referee.tracking.reading import Reading
 from referee.vision.pose import corner_error
 from referee_lab.footage_check import Expected, accepted_plies
+from referee_lab.pose_truth import errors
 from referee_lab.synth.truth import FrameTruth
 from tests import DATA
 
@@ -60,7 +60,7 @@ def strong_lens(width: int = 1280, height: int = 720) -> CameraCalibration:
 @pytest.fixture(scope="module")
 def strong_render(tmp_path_factory: pytest.TempPathFactory
                   ) -> tuple[Path, np.ndarray, FrameTruth]:
-    """A frame rendered by `referee render` through the strong lens's camera file (made at
+    """A frame rendered by `referee-lab render` through the strong lens's camera file (made at
     1280x720, rendered at 960x540: the file is scaled)."""
     folder = tmp_path_factory.mktemp("strong")
     camera = folder / "strong.yaml"
@@ -313,12 +313,12 @@ def test_a_camera_file_of_another_aspect_is_one_line(tmp_path):
 
 def _sides_kept_at_start(video: Path, calibration: Calibration) -> tuple[int, ...]:
     referee, reader = board_referee(RINNE, "dice", calibration=calibration)
-    session = Session(reader, referee)
+    loop = GameLoop(reader, referee)
     with open_source(video) as source:
         for frame in source:
-            events = session.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
+            events = loop.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
             if any(event.kind is EventKind.STARTED for event in events):
-                return session._other_sides
+                return loop._other_sides
     raise AssertionError("the game never started")
 
 

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from referee.app.calibrated import files_for, load_calibration
-from referee.app.pipeline import Session, board_referee, camera_game
+from referee.app.pipeline import GameLoop, board_referee, camera_game
 from referee.app.state_machine import Phase
 from referee.calibration.files import BoardProfile, PlayerPieces, save_board
 from referee.errors import FootageError, RefereeError
@@ -41,11 +41,11 @@ def calibrate_board(game_name: str, camera: str, *, pieces: str = "dice",
     game = camera_game(game_name)
     calibration = load_calibration(files_for(camera, camera_file, None), game)
     referee, reader = board_referee(game, pieces, model=model, calibration=calibration)
-    session = Session(reader, referee)
+    loop = GameLoop(reader, referee)
     found: tuple[BoardPose, int] | None = None
     with open_source(camera) as source:
         for frame in source:
-            session.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
+            loop.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
             if referee.phase is not Phase.SETUP and reader.pose is not None:
                 if found is None or not referee.match.moves:
                     found = (reader.pose, frame.index)
@@ -55,7 +55,7 @@ def calibrate_board(game_name: str, camera: str, *, pieces: str = "dice",
             if frame.index >= max_frames:
                 break
     if found is None or referee.colors is None:
-        what = "the board" if not session.board_seen else "the start position"
+        what = "the board" if not loop.board_seen else "the start position"
         raise FootageError(f"{camera}: {what} was not seen clearly; check the view and the light")
     pose, index = found
     names = tuple(name.lower() for name in game.player_names)

@@ -25,7 +25,7 @@ from pathlib import Path
 from referee.app.announce import cues_for
 from referee.app.calibrated import files_for, load_calibration
 from referee.app.events import Event, EventKind
-from referee.app.pipeline import BoardReader, Session, board_referee, camera_game
+from referee.app.pipeline import BoardReader, GameLoop, board_referee, camera_game
 from referee.app.record import GameLog, Recorder, load_log, match_from_log
 from referee.app.state_machine import Referee
 from referee.errors import RecordError, SourceError
@@ -158,7 +158,7 @@ def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
         for cue, player in cues_for(event, referee.match):
             signals.show(cue, time.monotonic(), player=player)
 
-    session = Session(live.reader, referee, recorder=live.recorder, listeners=(announce,))
+    loop = GameLoop(live.reader, referee, recorder=live.recorder, listeners=(announce,))
     if live.resumed_at_s is not None:
         print_line(f"resuming after {len(referee.match.moves)} plies: set up the logged position")
         print_line(referee.game.diagram(referee.match.position))
@@ -167,19 +167,19 @@ def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
         for frame in watched_frames(open_camera, signals, clock=clock, sleep=sleep,
                                     wait_at_start=camera, give_up_s=options.camera_wait_s,
                                     time_offset_s=(live.resumed_at_s or 0.0) if camera else 0.0):
-            session.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
+            loop.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
             for action in signals.take_actions():
-                _button(action, session, frame.index, frame.timestamp_s)
+                _button(action, loop, frame.index, frame.timestamp_s)
         print_line(f"the footage ended: {len(referee.match.moves)} plies in {options.out}")
     finally:
-        session.finish()
+        loop.finish()
 
 
-def _button(action: ButtonAction, session: Session, frame_index: int, time_s: float) -> None:
+def _button(action: ButtonAction, loop: GameLoop, frame_index: int, time_s: float) -> None:
     """The button's double press takes the last move back by hand (the board must then show
     the position before it, which the referee checks as usual)."""
     if action is ButtonAction.TAKE_BACK:
-        for event in session.referee.take_back(frame_index, time_s):
-            session.emit(event, None)
+        for event in loop.referee.take_back(frame_index, time_s):
+            loop.emit(event, None)
     else:
         log.info("button: %s (not used yet)", action.value)

@@ -3,7 +3,7 @@
 `BoardReader` is the vision side: it keeps the board's pose (tracked cheaply, re-found when
 lost), gives the stabiliser a small top-down grey view, and turns a frame into a `Reading`
 by cropping each square where a piece's top face shows and classifying the crops in one
-batch. `Session` joins it to the referee, the recorder and the signals, one frame at a time,
+batch. `GameLoop` joins it to the referee, the recorder and the signals, one frame at a time,
 so the same code serves a live camera and recorded footage."""
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ from referee.rules.rinne import RinneRules
 from referee.tracking.inference import PIECE_SETS, Verdict
 from referee.tracking.reading import Reading
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
+from referee.vision.board_finder import find_board
+from referee.vision.board_tracker import refit, track
 from referee.vision.classifier import Classifier
+from referee.vision.corner_guesses import corner_network
 from referee.vision.crops import CropSpec
 from referee.vision.line_profiles import small_board
-from referee.vision.localise import corner_network, find_board, refit, track
 from referee.vision.motion import Anchor, anchor, moved_by, shift_since
 from referee.vision.pose import BoardPose
 from referee.vision.second_look import SecondLook, read_squares
@@ -153,7 +155,7 @@ class BoardReader:
         return self.pose, True
 
     def settle(self, frame_bgr: np.ndarray) -> BoardPose | None:
-        """The board is still and clear: refit its pose in full (localise.refit), which
+        """The board is still and clear: refit its pose in full (board_tracker.refit), which
         tracking, following rigid moves only, does not."""
         if self._found is not None:
             refitted = refit(frame_bgr, self._found, settings=self.vision.track)
@@ -249,7 +251,7 @@ def crop_colors(crops: np.ndarray, spec: CropSpec) -> np.ndarray:
     return np.asarray(np.median(lab, axis=1))
 
 
-class Session:
+class GameLoop:
     """One game refereed from frames: feed every frame; events go to the recorder first (so a
     pulled plug loses nothing the players were told), then to the listeners."""
 

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from referee.app.calibrated import files_for, load_calibration
 from referee.app.events import Event
-from referee.app.pipeline import PipelineSettings, Session, board_referee, camera_game
+from referee.app.pipeline import GameLoop, PipelineSettings, board_referee, camera_game
 from referee.app.record import GameFiles, Recorder
 from referee.app.state_machine import Phase
 from referee.errors import FootageError
@@ -61,18 +61,18 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
     with open_source(footage) as source:
         total = int(getattr(source, "frame_count", 0) or 0)
         recorder = Recorder(written, game, {"Source": footage.name, **(headers or {})})
-        session = Session(reader, referee, recorder=recorder, listeners=(collect,))
+        loop = GameLoop(reader, referee, recorder=recorder, listeners=(collect,))
         try:
             for frame in source:
-                session.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
+                loop.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
                 frames, last_time = frames + 1, frame.timestamp_s
                 if progress is not None and total and frames % 15 == 0:
                     _progress(progress, frames, total)
         finally:
-            session.finish()
+            loop.finish()
             if progress is not None and total:
                 progress.write("\r" + " " * 60 + "\r")
-    if not session.board_seen:
+    if not loop.board_seen:
         raise FootageError(f"{footage}: no {game.geometry.files}x{game.geometry.ranks} board "
                            "found in the footage")
     if referee.phase is Phase.SETUP:

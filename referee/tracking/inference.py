@@ -37,7 +37,7 @@ class PieceSet:
     name: str
     state_labels: tuple[str, ...]  # label of State 1..5, in order
     pending_label: str | None = None  # the "roll pending" face, dice only
-    model: str = ""  # the classifier that reads them on a board (models/<model>.onnx)
+    model: str = ""  # the classifier that reads them on a board (referee/data/models/<model>.onnx)
 
     def label(self, state: State) -> str:
         return self.state_labels[state - 1]

@@ -217,7 +217,7 @@ class Classifier:
 
     @classmethod
     def load(cls, name_or_path: str | Path = "dice", *, threads: int = 1) -> Classifier:
-        """Load `models/<name>.onnx` with its card, or the model at a path. Raises ModelError
+        """Load `referee/data/models/<name>.onnx` with its card, or the model at a path. Raises ModelError
         for a missing, unreadable or corrupt file, a card that is invalid or whose sha256,
         input or output shapes do not match the ONNX. `threads` is onnxruntime's intra-op
         thread count (1 by default: the budget is measured on one core)."""

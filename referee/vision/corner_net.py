@@ -1,7 +1,7 @@
 """The board-corner network: where a board's grid has its four outer corners, from the whole
-frame, as a first guess that the line fit (`localise.refine`) then settles to sub-pixel.
+frame, as a first guess that the line fit (`grid_search.refine`) then settles to sub-pixel.
 
-`models/corners.onnx` with its card `models/corners.json` (input size, normalisation, the
+`referee/data/models/corners.onnx` with its card `corners.json` beside it (input size, normalisation, the
 output's stride, sha256 of the .onnx, the recipe and seed, measured accuracy), checked
 against each other on loading as the square classifiers are: a missing, corrupt or
 mismatched model is a `ModelError`, never a guess. Trained by `corner_training`.
@@ -173,7 +173,7 @@ class CornerNet:
 
     @classmethod
     def load(cls, name_or_path: str | Path = "corners", *, threads: int = 1) -> CornerNet:
-        """Load `models/<name>.onnx` with its card, or the model at a path; ModelError for a
+        """Load `referee/data/models/<name>.onnx` with its card, or the model at a path; ModelError for a
         missing, unreadable or corrupt file, or a card that is invalid or does not match it."""
         onnx_path, card_path, card = read_model_card(name_or_path)
         _check_card(card, card_path)

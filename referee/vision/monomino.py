@@ -2,13 +2,13 @@
 
 The tiles model's commonest error is a bare square read as a monomino or the reverse: a
 monomino of the board's own colour differs from its square only by a thin edge and shadow.
-`models/tiles-monomino.onnx` answers that one question (`MONOMINO_LABELS`), on the
+`referee/data/models/tiles-monomino.onnx` answers that one question (`MONOMINO_LABELS`), on the
 tiles model's own crops, with no stride at its first layer. Where the tiles model's best
 label is bare or a monomino and leads its runner-up by less than the second look's
 `below`, the two labels' share of the square is split again: their log-odds become a
 weighted mean of the tiles model's and the specialist's (`SecondLook.monomino_weight`);
-the square's other labels keep their probability. `benchmarks/render_models.md`, "Session
-18" and "Session 19", measures the choices.
+the square's other labels keep their probability. `benchmarks/render_models.md` measures
+the choices.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Tracking refits the grid to its lines every frame, and the fit has fixed points of its own:
 on a checker without printed lines beside a thick border line it walks a sixth of a square
 out onto the border in three frames and then wobbles there by several pixels a frame,
-though the camera has not moved (FlipFlop 3x3 game 760000, `benchmarks/replay.md`,
-"Session 16"). The board moves only as far as the image does, and that is measured
+though the camera has not moved (FlipFlop 3x3 game 760000, `benchmarks/replay.md`).
+The board moves only as far as the image does, and that is measured
 directly: the phase correlation of the board's neighbourhood against the frame the pose
 was taken on (one FFT of a small grey patch)."""
 

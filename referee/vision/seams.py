@@ -3,8 +3,8 @@
 The seam model reads a crop centred on the line between two neighbouring squares: "joined"
 when both lie under one polyomino, else "apart". It sees half of each square and nothing
 of the squares' own reads, and it errs mostly by joining a polyomino to a bare square, a
-monomino to a monomino or a monomino to a polyomino beside it (`benchmarks/render_models.md`,
-"Session 7"), which the square model tells apart with ease. A seam is joined only where both its
+monomino to a monomino or a monomino to a polyomino beside it (`benchmarks/render_models.md`),
+which the square model tells apart with ease. A seam is joined only where both its
 squares are a polyomino's, so its probability of being joined is at most either square's
 probability of being a polyomino's (bare, a monomino or the blocked centre: apart by what
 the labels mean)."""

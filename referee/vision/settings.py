@@ -214,9 +214,9 @@ class CropSettings:
     max_extension: float = 1.5
     # focal length / image width where the pose cannot tell it (a board tilted about one of
     # its own edges, as a camera at the players' side sees it): the Raspberry Pi Camera
-    # Module 3's published 66 degrees across, 0.5 / tan(33 degrees). 1.0 until session 9, a
-    # third too long for it and for the renderer's 50-72 degrees: the top faces fell up to a
-    # third of a square off (benchmarks/dice_real.md, "Session 9").
+    # Module 3's published 66 degrees across, 0.5 / tan(33 degrees). 1.0 is a third
+    # too long for it and for the renderer's 50-72 degrees: the top faces fall up to a third of
+    # a square off (benchmarks/dice_real.md).
     default_focal: float = 0.77
 
 

@@ -1,4 +1,4 @@
-"""`referee render`: a single frame (.png, .jpg) or footage (.mp4, .avi) of a game, with
+"""`referee-lab render`: a single frame (.png, .jpg) or footage (.mp4, .avi) of a game, with
 its ground truth beside it (`OUT` with suffix .json)."""
 
 from __future__ import annotations

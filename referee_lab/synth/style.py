@@ -30,7 +30,7 @@ LIGHT_DICE = ("white", "ivory", "yellow", "pink", "grey")
 # body and a marbled die's swirls: dice are inked to be read by every player, the
 # colour-blind too, who tell pips by lightness, not hue. White pips on orange are 31 apart;
 # gold on orange 9, on green 17, and white on orange's or green's pale swirls 1-3: pips a
-# person barely makes out (benchmarks/dice_real.md, "Session 10" and "Session 11").
+# person barely makes out (benchmarks/dice_real.md).
 MIN_PIP_LIGHTNESS = 25.0
 RED_ONE: Colour = (30, 30, 190)  # the big red pip of face 1 on many light dice
 PENTA_COLOURS: list[tuple[Colour, Colour]] = [

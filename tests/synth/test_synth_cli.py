@@ -1,4 +1,4 @@
-"""`referee render`: frames and footage from the command line; bad input ends with one
+"""`referee-lab render`: frames and footage from the command line; bad input ends with one
 clear line and exit status 1."""
 
 from __future__ import annotations

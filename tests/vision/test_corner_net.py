@@ -80,7 +80,7 @@ def test_a_black_frame_is_no_board_with_the_network_on() -> None:
     """On a black frame the network's strongest places are weak peaks along the frame's
     bottom edge (its padding), in a line: no quadrilateral, and the finder refuses."""
     from referee.errors import NoBoardError
-    from referee.vision.localise import find_board
+    from referee.vision.board_finder import find_board
 
     black = np.zeros((720, 1280), np.uint8)  # grey, as the finder also takes
     guess = CornerNet.load().guess(black)
@@ -138,8 +138,8 @@ def test_the_bigger_boards_network_guesses_a_rendered_5x6_board_under_a_hand() -
     """Development frame 20000+ 123 (a hand over a Tensei board, which every line search
     refuses): the guess within 1.5% of the diagonal (0.8%), close enough for the line fit,
     and nearer than the first network's, trained on 3x3 boards only (2.5% off here)."""
-    from benchmarks.rendered import render
     from referee.vision.corner_net import worst_corner_error
+    from referee_lab.stills import render_still as render
 
     r = render(20123, "tensei", hand=True, distortion=0.0)
     big, first = CornerNet.load("corners-big").guess(r.frame), CornerNet.load().guess(r.frame)
@@ -153,7 +153,6 @@ def test_a_referee_on_a_bigger_board_loads_its_corner_network_at_start_up(
     """A missing `corners-big` model is told when the reader is made, not mid-game at the
     first search; a 3x3 board's reader does not ask for it, but for its own two."""
     from referee.app.pipeline import BoardReader
-    from referee.vision import localise
     from referee.vision.classifier import Classifier
 
     dice = Classifier.load("dice")
@@ -161,15 +160,10 @@ def test_a_referee_on_a_bigger_board_loads_its_corner_network_at_start_up(
         for suffix in (".onnx", ".json"):
             shutil.copy((default_models_dir() / name).with_suffix(suffix), tmp_path / f"{name}{suffix}")
     monkeypatch.setenv("REFEREE_MODELS", str(tmp_path))
-    localise.corner_network.cache_clear()
-    try:
-        with pytest.raises(ModelError, match="corners-big"):
-            BoardReader(5, 6, dice)
-        with pytest.raises(ModelError, match="corners-refine"):
-            BoardReader(3, 3, dice)
-        for suffix in (".onnx", ".json"):
-            shutil.copy(COMMITTED.parent / f"corners-refine{suffix}", tmp_path / f"corners-refine{suffix}")
-        localise.corner_network.cache_clear()
+    with pytest.raises(ModelError, match="corners-big"):
+        BoardReader(5, 6, dice)
+    with pytest.raises(ModelError, match="corners-refine"):
         BoardReader(3, 3, dice)
-    finally:
-        localise.corner_network.cache_clear()
+    for suffix in (".onnx", ".json"):
+        shutil.copy(COMMITTED.parent / f"corners-refine{suffix}", tmp_path / f"corners-refine{suffix}")
+    BoardReader(3, 3, dice)

@@ -1,4 +1,4 @@
-"""The 3x3 boards' corner refiner (`models/corners-refine.onnx`): its canvas geometry, its
+"""The 3x3 boards' corner refiner (`referee/data/models/corners-refine.onnx`): its canvas geometry, its
 training views, the committed model reading a rendered board from a guess a square off, and
 how the finder keeps or replaces its answer with the refiner's."""
 
@@ -14,8 +14,9 @@ import pytest
 
 from referee.errors import ModelError, NoBoardError
 from referee.vision.classifier import default_models_dir, sha256_of
+from referee.vision.corner_guesses import with_refiner
 from referee.vision.corner_net import Canvas, CornerNet
-from referee.vision.localise import _with_refiner, canonical
+from referee.vision.lattice import canonical
 from referee.vision.pose import BoardPose, board_corners
 from referee.vision.settings import LocaliseSettings
 from referee_lab.corner_data import RECIPES, guessed_quads, load_shards, render_view_shards
@@ -82,7 +83,7 @@ def test_the_committed_refiner_matches_its_card_and_recipe() -> None:
     recipe = RECIPES["corners-refine"]
     assert net.card["recipe"]["steps"] == recipe.steps
     assert net.card["recipe"]["training_frames"] == recipe.frames * recipe.views - 100
-    assert net.card["rebuild"] == "referee train-corners --model corners-refine"
+    assert net.card["rebuild"] == "referee-lab train-corners --model corners-refine"
     assert net.card["recipe"]["frames"]["first_seed"] == recipe.first_seed
 
 
@@ -155,16 +156,16 @@ def test_the_finder_keeps_its_answer_unless_the_refiner_reads_the_board_apart_an
     far = _quad_pose(square + np.array([100.0, 0.0]))  # a square off: past corner_refiner_far
     refused = NoBoardError("no board: something over it")
     sure, fair, faint = 0.9, 0.75, 0.5  # heats about the settings' 0.85 and 0.7
-    assert _with_refiner(answer, (near, sure), SETTINGS) is answer
-    assert _with_refiner(answer, (apart, sure), SETTINGS) is apart
-    assert _with_refiner(answer, (apart, fair), SETTINGS) is answer  # overruling asks more
-    assert _with_refiner(answer, (far, fair), SETTINGS) is far  # ... but not of a grid this far off
-    assert _with_refiner(answer, (far, faint), SETTINGS) is answer
-    assert _with_refiner(refused, (near, fair), SETTINGS) is near
-    assert _with_refiner(answer, None, SETTINGS) is answer
+    assert with_refiner(answer, (near, sure), SETTINGS) is answer
+    assert with_refiner(answer, (apart, sure), SETTINGS) is apart
+    assert with_refiner(answer, (apart, fair), SETTINGS) is answer  # overruling asks more
+    assert with_refiner(answer, (far, fair), SETTINGS) is far  # ... but not of a grid this far off
+    assert with_refiner(answer, (far, faint), SETTINGS) is answer
+    assert with_refiner(refused, (near, fair), SETTINGS) is near
+    assert with_refiner(answer, None, SETTINGS) is answer
     for refined in (None, (near, faint)):
         with pytest.raises(NoBoardError, match="something over it"):
-            _with_refiner(refused, refined, SETTINGS)
+            with_refiner(refused, refined, SETTINGS)
 
 
 def test_train_corners_renders_a_refiners_views_and_trains_on_its_canvas(

@@ -25,7 +25,7 @@ from referee_lab.corner_data import (
 from referee_lab.stills import render_still
 from referee_lab.tasks import default_models_dir
 
-# session 16's frames (commit 1cbf3a4's corner_data.GAMES), which corners-big was trained on
+# the frames of commit 1cbf3a4's corner_data.GAMES, which corners-big was trained on
 GAMES_1CBF3A4 = ("flipflop-3x3", "rinne", "flipflop-3x3", "rinne-5x5", "flipflop-3x3", "tensei",
                  "flipflop-3x3", "flipflop-5x5", "flipflop-3x3", "tensei-5x5")
 
@@ -57,7 +57,7 @@ def test_the_corners_recipe_draws_the_frames_it_always_has() -> None:
     recipe = RECIPES["corners"]
     assert (recipe.model, recipe.games, recipe.hand) == ("corners", ("flipflop-3x3",), HAND_THIRD)
     assert (recipe.frames, recipe.steps, recipe.boards, recipe.use) == (4000, 5000, None, None)
-    assert recipe.command == "referee train-corners"
+    assert recipe.command == "referee-lab train-corners"
     plan = frame_plan(recipe.games, recipe.hand, 0, recipe.frames)
     assert [f.seed for f in plan] == list(range(5_000_000, 5_004_000))
     assert {f.game for f in plan} == {"flipflop-3x3"}
@@ -74,7 +74,7 @@ def test_the_corners_big_recipe_draws_session_16s_frames() -> None:
     recipe = RECIPES["corners-big"]
     assert (recipe.model, recipe.games, recipe.hand) == ("corners-big", GAMES_1CBF3A4, HAND_HALF)
     assert (recipe.frames, recipe.steps, recipe.boards) == (8000, 7000, ("5x5", "5x6"))
-    assert recipe.command == "referee train-corners --model corners-big"
+    assert recipe.command == "referee-lab train-corners --model corners-big"
     plan = frame_plan(recipe.games, recipe.hand, 0, recipe.frames)
     assert [f.seed for f in plan] == list(range(5_000_000, 5_008_000))
     assert [f.game for f in plan] == [GAMES_1CBF3A4[i % 10] for i in range(8000)]
@@ -154,7 +154,7 @@ def test_a_short_training_run_writes_a_model_its_reader_accepts(shards: Path, tm
     assert net.card["recipe"]["steps"] == 2 and net.card["recipe"]["training_frames"] == 2
     assert set(net.card["metrics"]["validation"]) >= {"found", "median_px", "step"}
     assert not (tmp_path / "corners.pt").exists()
-    assert net.card["rebuild"] == "referee train-corners" and "boards" not in net.card
+    assert net.card["rebuild"] == "referee-lab train-corners" and "boards" not in net.card
     assert net.card["recipe"]["model"] == "corners"
     assert net.card["recipe"]["frames"] == {"first_seed": FIRST_SEED, "games": ["flipflop-3x3"],
                                             "hand": HAND_THIRD}
@@ -190,7 +190,7 @@ def test_a_short_corners_big_training_run_writes_a_model_for_its_boards(big_shar
     assert net.card["boards"] == ["5x5", "5x6"] and net.card["use"] == RECIPES["corners-big"].use
     assert net.trained_on(5, 5) and net.trained_on(5, 6) and net.trained_on(6, 5)
     assert not net.trained_on(3, 3) and not net.trained_on(7, 7)
-    assert net.card["rebuild"] == "referee train-corners --model corners-big"
+    assert net.card["rebuild"] == "referee-lab train-corners --model corners-big"
     assert net.card["recipe"]["steps"] == 2 and net.card["recipe"]["model"] == "corners-big"
     assert net.card["recipe"]["frames"] == {"first_seed": FIRST_SEED, "games": list(GAMES_1CBF3A4),
                                             "hand": HAND_HALF}

@@ -84,7 +84,7 @@ def test_read_image_errors(tmp_path: Path) -> None:
         read_image(tmp_path / "bad.png")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lab extra")
 def test_training_runs_and_exports_a_loadable_model(real_dice: Path, tmp_path: Path) -> None:
     """A few steps of the real recipe: data, augmentation, export check, card."""
     from referee.vision.classifier import Classifier
@@ -114,7 +114,7 @@ def test_flip_mirrors_the_crop() -> None:
     np.testing.assert_array_equal(jitter_quad(quad, np.random.default_rng(0), still), quad)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lab extra")
 def test_rendered_empties_get_their_own_share() -> None:
     """With `p_extra_empty`, rendered empties are drawn at that share however few they are."""
     from referee_lab.training import BatchMaker, TrainConfig
@@ -157,7 +157,7 @@ def _onnx_read(path: Path, x: np.ndarray) -> np.ndarray:
     return np.asarray(out)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lab extra")
 def test_fine_tuning_starts_from_exactly_the_onnx_model(tmp_path: Path, dice_model: Path) -> None:
     """A float model's folded weights, unfolded into the training net, compute what
     onnxruntime computes (eval mode). The committed model is int8: refused, in one line."""
@@ -181,7 +181,7 @@ def test_fine_tuning_starts_from_exactly_the_onnx_model(tmp_path: Path, dice_mod
         load_onnx_weights(build_net(TrainConfig().arch, 7), dice_model, torch.from_numpy(x))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lab extra")
 def test_fine_tuning_at_another_input_size(real_dice: Path, tmp_path: Path) -> None:
     """A 48x48 model's weights start a 64x64 model (the net is fully convolutional); the hard
     real dice are those the starting model finds hard at its own size."""
@@ -209,7 +209,7 @@ def test_fine_tuning_at_another_input_size(real_dice: Path, tmp_path: Path) -> N
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lab extra")
 def test_hard_examples_get_their_share_and_renders_less_shift() -> None:
     from referee_lab.training import BatchMaker, TrainConfig
 
@@ -265,7 +265,7 @@ def test_hard_crop_folder_keeps_squares_in_doubt_at_the_tilt_asked(
 
 def test_hard_crop_folder_mines_penta_with_the_card_labels(tmp_path: Path) -> None:
     """The piece set comes from the model card: penta squares, penta labels, crops cut as
-    `referee train` cuts the render-trained sets' (80 pixels)."""
+    `referee-lab train` cuts the render-trained sets' (80 pixels)."""
     from referee.vision.classifier import resolve_model
     from referee_lab.renders import PENTA_LABELS, render_squares, write_hard_crop_folder
 
@@ -281,7 +281,7 @@ def test_hard_crop_folder_mines_penta_with_the_card_labels(tmp_path: Path) -> No
         write_hard_crop_folder(str(tmp_path / "x"), range(1), model, pieces="zensu")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lab extra")
 def test_penta_fine_tuning_starts_from_exactly_the_committed_model() -> None:
     """The grid head (a flattened feature map into the linear layer) unfolds too: the
     training net computes what onnxruntime computes with the committed penta model."""
@@ -304,7 +304,7 @@ def test_penta_fine_tuning_starts_from_exactly_the_committed_model() -> None:
     np.testing.assert_allclose(got, classifier.predict(crops), atol=1e-5)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lab extra")
 def test_render_batches_draw_hard_examples_as_their_share() -> None:
     from referee_lab.render_training import RECIPES, BalancedBatches
 
@@ -319,7 +319,7 @@ def test_render_batches_draw_hard_examples_as_their_share() -> None:
     assert [id(a.sample()) for _ in range(50)] == [id(b.sample()) for _ in range(50)]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the train extra")
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lab extra")
 def test_penta_training_crops_are_ones_the_committed_model_reads() -> None:
     """The penta recipe's augmented crops stay crops of real pieces: the committed model
     reads them as it reads the run time's (with mirror flips, as the dice recipe has, it read

@@ -1,4 +1,4 @@
-"""The grid reader (`models/corners-grid.onnx`, `vision/grid_reader.py`): its training truth
+"""The grid reader (`referee/data/models/corners-grid.onnx`, `vision/grid_reader.py`): its training truth
 (every intersection of a 3x3 board), the committed model seeing and fitting rendered boards
 (one under a hand; bigger boards a 3x3 window at a time), how the finder chooses among its
 grids by it, and the grid fitted again through the marks that stay put under a hand."""
@@ -15,9 +15,10 @@ import pytest
 
 from referee.errors import ModelError, NoBoardError
 from referee.vision.classifier import default_models_dir, sha256_of
+from referee.vision.corner_guesses import grid_reader, settle_on_steady_marks, with_grid_reader
 from referee.vision.corner_net import STRIDE, CornerNet, peak_near
 from referee.vision.grid_reader import GridReader, windows
-from referee.vision.localise import _settled, _with_grid_reader, canonical, grid_reader
+from referee.vision.lattice import canonical
 from referee.vision.pose import (
     BoardPose,
     apply_homography,
@@ -111,7 +112,7 @@ def test_a_short_grid_training_run_writes_a_grid_readers_card(tmp_path: Path) ->
     path = train_corners(tmp_path / "views", tmp_path, config, progress=lambda _: None, recipe=recipe)
     net = CornerNet.load(path)
     assert net.card["points"] == "grid" and net.card["boards"] == ["3x3"]
-    assert net.card["rebuild"] == "referee train-corners --model corners-grid --threads 2"
+    assert net.card["rebuild"] == "referee-lab train-corners --model corners-grid --threads 2"
     assert set(net.card["metrics"]["validation"]) == {"step", "found", "median_px", "p95_px"}
     GridReader(net, 0.3, 1.5)  # a grid reader's card
 
@@ -165,12 +166,12 @@ def test_the_finder_keeps_the_grid_best_seen_or_refuses() -> None:
     off = _pose(_moved(truth, np.full((4, 2), [0.33, 0.0])))
     refused = NoBoardError("no board: something over it")
     for chosen, refined in ((off, (right, 0.5)), (right, (off, 0.9)), (refused, (off, 0.9)), (off, None)):
-        found = _with_grid_reader(frame, chosen, refined, 3, 3, SETTINGS)
+        found = with_grid_reader(frame, chosen, refined, 3, 3, SETTINGS)
         assert corner_error(found, canonical_truth) < 0.005 * diagonal  # the right grid, or one fitted
     with pytest.raises(NoBoardError, match="something over it"):
-        _with_grid_reader(frame, refused, None, 3, 3, SETTINGS)
+        with_grid_reader(frame, refused, None, 3, 3, SETTINGS)
     with pytest.raises(NoBoardError, match="intersections"):
-        _with_grid_reader(np.zeros_like(frame), right, (off, 0.9), 3, 3, SETTINGS)
+        with_grid_reader(np.zeros_like(frame), right, (off, 0.9), 3, 3, SETTINGS)
 
 
 @pytest.mark.parametrize("files, ranks, starts", [
@@ -232,14 +233,14 @@ def test_the_grid_fitted_through_the_marks_in_view_places_the_corner_under_a_han
     assert fitted is not None
     right = _pose(truth).corners_array
     assert corner_error(_pose(fitted), right) > 0.01 * diagonal  # the hidden marks hold it near its start
-    assert corner_error(_settled(frame, _pose(fitted), SETTINGS), right) < 0.0075 * diagonal
+    assert corner_error(settle_on_steady_marks(frame, _pose(fitted), SETTINGS), right) < 0.0075 * diagonal
     camera = np.array(_still(seed, hand=True).truth.camera.K)
-    known = _settled(frame, _pose(fitted), SETTINGS, camera_matrix=camera)  # a calibrated lens
+    known = settle_on_steady_marks(frame, _pose(fitted), SETTINGS, camera_matrix=camera)  # a calibrated lens
     assert corner_error(known, right) < 0.0075 * diagonal
     off = dataclasses.replace(SETTINGS, corner_grid_settle=0.0)
-    assert _settled(frame, _pose(fitted), off) == _pose(fitted)
+    assert settle_on_steady_marks(frame, _pose(fitted), off) == _pose(fitted)
     too_few = dataclasses.replace(SETTINGS, corner_grid_settle_share=1.0)
-    assert _settled(frame, _pose(fitted), too_few) == _pose(fitted)
+    assert settle_on_steady_marks(frame, _pose(fitted), too_few) == _pose(fitted)
 
 
 def test_a_bigger_boards_marks_settle_a_window_at_a_time() -> None:
@@ -255,4 +256,5 @@ def test_a_bigger_boards_marks_settle_a_window_at_a_time() -> None:
     assert fitted is not None
     right = canonical(grid_through(truth, 5, 5), 5, 5).corners_array
     assert corner_error(canonical(fitted, 5, 5), right) > 0.01 * diagonal
-    assert corner_error(_settled(frame, canonical(fitted, 5, 5), SETTINGS), right) < 0.0075 * diagonal
+    settled = settle_on_steady_marks(frame, canonical(fitted, 5, 5), SETTINGS)
+    assert corner_error(settled, right) < 0.0075 * diagonal

@@ -7,19 +7,11 @@ import numpy as np
 import pytest
 
 from referee.errors import NoBoardError, VisionSettingsError
+from referee.vision.board_finder import find_board
+from referee.vision.board_tracker import refit, track
 from referee.vision.gridfit import NearestEdges, band_support, edge_map
-from referee.vision.localise import (
-    _banded,
-    _cells_of,
-    _lattice_counts,
-    _refit_lattice,
-    find_board,
-    hough_lines,
-    refit,
-    split_families,
-    third_family,
-    track,
-)
+from referee.vision.lattice import _cells_of, _lattice_counts, _refit_lattice, banded
+from referee.vision.lines import hough_lines, split_families, third_family
 from referee.vision.pose import BoardPose, board_corners, corner_error
 from referee.vision.settings import default_settings, load_settings
 from tests.vision.scenes import Scene, make_scene
@@ -349,13 +341,13 @@ def test_band_support_reads_the_crossings_of_each_outer_file_and_rank() -> None:
 def test_a_window_taking_the_margin_as_a_row_loses_its_band_score() -> None:
     frame, near, h = _drawn_grid()
     s = default_settings().localise
-    assert _banded(near, [h], 5, 5, s)[0] == 0.0
+    assert banded(near, [h], 5, 5, s)[0] == 0.0
     for dx, dy in ((0, 1), (0, -1), (1, 0), (-1, 0)):
         off = h @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1]])
-        assert _banded(near, [off], 5, 5, s)[0] == pytest.approx(s.band_weight * s.band_floor)
+        assert banded(near, [off], 5, 5, s)[0] == pytest.approx(s.band_weight * s.band_floor)
     # a hand over part of the last column leaves the rest of its crossings: no loss
     cv2.ellipse(frame, (268, 140), (28, 42), 0, 0, 360, (120, 160, 210), -1)
     edges = edge_map(frame, low_ratio=s.canny_low_ratio, percentile=s.canny_percentile)
-    assert _banded(NearestEdges.of(edges, frame), [h], 5, 5, s)[0] == 0.0
+    assert banded(NearestEdges.of(edges, frame), [h], 5, 5, s)[0] == 0.0
     # 3x3 boards keep their own search: never penalised
-    assert _banded(near, [h @ np.array([[1.0, 0, 0], [0, 1.0, 1], [0, 0, 1]])], 3, 3, s)[0] == 0.0
+    assert banded(near, [h @ np.array([[1.0, 0, 0], [0, 1.0, 1], [0, 0, 1]])], 3, 3, s)[0] == 0.0

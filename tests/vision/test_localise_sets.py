@@ -1,9 +1,10 @@
-"""The finder benchmark's comparison of two runs (`benchmarks/localise_sets.py compare`)."""
+"""The finder's sets of rendered frames and the comparison of two runs over them
+(`referee_lab.finder_sets`, which `benchmarks/localise_sets.py` runs)."""
 
 import json
 from pathlib import Path
 
-from benchmarks.localise_sets import SETS, compare
+from referee_lab.finder_sets import SETS, compare
 
 
 def write_run(folder: Path, errors: dict[int, float | None]) -> Path:

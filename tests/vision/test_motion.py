@@ -88,7 +88,7 @@ def test_a_still_board_keeps_its_pose_while_tracking_wanders(monkeypatch, scene)
 
 def test_the_pose_slides_with_the_image_and_follows_tracking_past_a_tenth_of_a_square(monkeypatch, scene):
     import referee.app.pipeline as pipeline
-    from referee.vision.localise import track
+    from referee.vision.board_tracker import track
 
     reader = _reader(monkeypatch, scene, track)
     found = reader.pose
@@ -106,7 +106,7 @@ def test_the_pose_slides_with_the_image_and_follows_tracking_past_a_tenth_of_a_s
 
 def test_a_bigger_board_keeps_trackings_pose(monkeypatch):
     """Its many lines hold the fit; the shift's small bias, re-anchored at every reading,
-    made the demo's pose creep (benchmarks/replay.md, "Session 16")."""
+    made the demo's pose creep (benchmarks/replay.md)."""
     import referee.app.pipeline as pipeline
 
     big = make_scene(np.random.default_rng(8), 5, 6, style="lines", tilt_deg=20.0, hand=False)

@@ -9,8 +9,9 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
+from referee.vision.grid_search import _centre_on_edge, _ring_beats, _ring_tiebreak
 from referee.vision.gridfit import NearestEdges, edge_map
-from referee.vision.localise import _centre_on_edge, _ring_beats, _ring_tiebreak, hough_lines, split_families
+from referee.vision.lines import hough_lines, split_families
 from referee.vision.outline import edge_centred, margin_grids, outline_quads, ring_agreement
 from referee.vision.pose import BoardPose, apply_homography, board_corners
 from referee.vision.settings import default_settings

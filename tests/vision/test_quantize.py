@@ -1,4 +1,4 @@
-"""Int8 quantisation of a float classifier (referee quantize): the card records it, the file
+"""Int8 quantisation of a float classifier (referee-lab quantize): the card records it, the file
 matches the card, the answers stay the float model's, and a model is quantised only once."""
 
 from __future__ import annotations

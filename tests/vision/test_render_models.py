@@ -81,7 +81,7 @@ def frames() -> dict[str, LabelledFrame]:
 
 def _model(name: str) -> Path:
     path = default_models_dir() / f"{name}.onnx"
-    assert path.is_file(), f"no trained {name} model at {path} (run: referee train)"
+    assert path.is_file(), f"no trained {name} model at {path} (run: referee-lab train)"
     return path
 
 
@@ -325,7 +325,7 @@ def test_crop_folders_cut_side_by_side_merge_into_one(tmp_path: Path) -> None:
 
 
 def test_eval_reads_held_out_renders_as_the_referee_does(capsys: pytest.CaptureFixture[str]) -> None:
-    """`referee eval` on a render-trained set prints the first look and the ways the referee
+    """`referee-lab eval` on a render-trained set prints the first look and the ways the referee
     reads (tiles: to whole pieces), the last one in the headline too."""
     from referee_lab.render_eval import WHOLE_PIECES
 

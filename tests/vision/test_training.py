@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from referee.errors import ModelError
+from referee_lab import FLOAT_MODELS
 from referee_lab.batch_workers import Batch, batch_stream
 from referee_lab.renders import write_crop_folder
 from referee_lab.training import Schedule, build_net, fit, normalise
@@ -70,7 +71,7 @@ def test_a_device_that_is_not_there_is_a_clear_error() -> None:
 
 
 def test_a_model_trains_on_batches_made_by_workers(tmp_path: Path) -> None:
-    """`referee train --set workers=2`: a real (tiny) zensu run whose batches two worker
+    """`referee-lab train --set workers=2`: a real (tiny) zensu run whose batches two worker
     processes make; the card records the workers and the device."""
     pytest.importorskip("torch")
     from referee_lab.tasks import train_pieces
@@ -90,13 +91,13 @@ def test_a_model_trains_on_batches_made_by_workers(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["dice", "tiles", "tiles-seam"])
 def test_the_committed_models_float_weights_are_kept_to_fine_tune_from(name: str) -> None:
-    """`models/float/<name>.onnx` is the committed int8 model before `referee quantize`: the
+    """`referee_lab/data/float/<name>.onnx` is the shipped int8 model before `referee-lab quantize`: the
     same training run (its recipe to the second), and a fine-tuning can start from it."""
     torch = pytest.importorskip("torch")
-    from referee.vision.classifier import Classifier, default_models_dir
+    from referee.vision.classifier import Classifier
     from referee_lab.training import load_onnx_weights
 
-    path = default_models_dir() / "float" / f"{name}.onnx"
+    path = FLOAT_MODELS / f"{name}.onnx"
     start, committed = Classifier.load(path).card, Classifier.load(name).card
     assert not start.quantization and committed.quantization
     assert start.recipe == committed.recipe and start.labels == committed.labels

@@ -4,8 +4,8 @@ Run from the repository root: `PYTHONPATH=. python tests/data/footage/make_foota
 (about 3–5 minutes a file on one core). Each file is rendered once and committed; the test
 (`tests/test_footage.py`) replays it through the real pipeline and checks the record, the
 events the fault must raise, and that no move was recorded while a hand covered the board.
-`rinne-dice-31` was rendered by the first session (seed and options not kept) and has no
-recipe here."""
+`rinne-dice-31` was rendered before recipes were kept (its seed and options are unknown) and
+has no recipe here."""
 
 from __future__ import annotations
 

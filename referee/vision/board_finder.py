@@ -1,0 +1,93 @@
+"""Find a board's grid in a frame without markers: the whole chain, each stage in its own
+module.
+
+1. The line search (`grid_search`): edges (Canny per colour channel) -> Hough lines, each
+   voted for only by edge pixels whose gradient lies across it (`lines`) -> two direction
+   families -> hypotheses from pairs of neighbouring lines of each family, the crossings
+   that fall on each lattice counted, refitted, the window of the wanted size picked
+   (`lattice`) -> scored on the edge map's distance transform (grid lines supported,
+   half-way lines not, the lines' extensions one square outside no stronger than the
+   texture there) -> an ICP pull onto the edges -> a sub-pixel fit to the lines' profiles
+   at full resolution (`line_profiles`), confirmed there. On 3x3 boards it also fits from
+   nudged starts, keeps the fit whose inner lines meet its outer lines, and centres the grid
+   in the board's edge where that edge clearly agrees more.
+2. The networks (`corner_guesses`): a small network guesses the board's four corners on
+   the whole frame (`corners` for 3x3 boards, `corners-big` for 5x5 and 5x6); the grid
+   fitted from there replaces a refused search's answer where its lines confirm it, or a
+   search's answer where the board's edge sits round it at least as well. On 3x3 boards a
+   refiner reads the corners again in rectified views.
+3. The grid reader (`grid_reader`) marks every intersection of the board's lines in a view
+   rectified by each candidate grid, a 3x3 window at a time: the candidate whose
+   intersections are marked on it is kept, fitted again through the marks that stay put.
+
+Tracking from frame to frame is `board_tracker`."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from referee.vision.corner_guesses import (
+    big_net_fit,
+    big_net_guess,
+    corner_net_fit,
+    corner_network,
+    grid_reader,
+    guessed_quad,
+    refiner_corners,
+    with_big_net,
+    with_corner_net,
+    with_grid_reader,
+    with_grid_reader_big,
+    with_refiner,
+)
+from referee.vision.grid_search import attempt, pose_or_raise, search_big_board, search_small_board
+from referee.vision.line_profiles import (
+    small_board,
+)
+from referee.vision.pose import (
+    BoardPose,
+    FloatArray,
+)
+from referee.vision.settings import LocaliseSettings, default_settings
+
+
+def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
+               settings: LocaliseSettings | None = None,
+               camera_matrix: FloatArray | None = None) -> BoardPose:
+    """The grid of a `files` x `ranks` board in a frame, to sub-pixel accuracy; the camera's
+    intrinsics (`camera_matrix`, the frame undistorted), where known, hold the last fit of a
+    board under a hand (`settle_on_steady_marks`).
+
+    Raises NoBoardError when no such grid is in view (blank, black or noisy frames, a board
+    of another size, a board mostly hidden): it never guesses."""
+    if files < 1 or ranks < 1:
+        raise ValueError(f"a board needs at least one file and one rank, not {files}x{ranks}")
+    s = settings or default_settings().localise
+    # On clutter the search meets degenerate grids (corners at infinity): the comparisons
+    # reject their inf and nan, which are no fault to warn a player about.
+    with np.errstate(all="ignore"):
+        if not small_board(files, ranks):
+            if not s.corner_net_big:
+                return search_big_board(frame_bgr, files, ranks, s)
+            searched_big = attempt(lambda: search_big_board(frame_bgr, files, ranks, s))
+            guess = big_net_guess(frame_bgr, files, ranks, s)
+            net_fit = big_net_fit(frame_bgr, guess, files, ranks, s)
+            chosen_big = attempt(lambda: with_big_net(frame_bgr, searched_big, net_fit, s))
+            if not (s.corner_grid and s.corner_grid_big and corner_network(s.corner_net_big).trained_on(
+                    files, ranks)):
+                return pose_or_raise(chosen_big)
+            return with_grid_reader_big(frame_bgr, chosen_big, net_fit, guess, files, ranks, s,
+                                         camera_matrix=camera_matrix)
+        searched = attempt(lambda: search_small_board(frame_bgr, files, ranks, s))
+        if not s.corner_net:
+            return pose_or_raise(searched)
+        quad = guessed_quad(corner_network(s.corner_net), frame_bgr)
+        chosen = attempt(lambda: with_corner_net(
+            frame_bgr, searched, corner_net_fit(frame_bgr, quad, files, ranks, s), s))
+        if not s.corner_refiner:
+            return pose_or_raise(chosen)
+        refined = refiner_corners(frame_bgr, quad, files, ranks, s)
+        if s.corner_grid and grid_reader(s).net.trained_on(files, ranks):
+            return with_grid_reader(frame_bgr, chosen, refined, files, ranks, s, camera_matrix=camera_matrix)
+        return with_refiner(chosen, refined, s)
