@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from referee import __version__
-from referee.app.commands import Handler, run_command
+from referee.app.commands import VerbAdder, command_parser, run_command
 from referee.errors import RefereeError, RulesetError
 from referee.rules import Game, find_game, game_names, load_ruleset
 from referee.rules.records import check_result, read_record, replay, result_text
@@ -105,7 +105,7 @@ def _calibrate_board(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_calibrate(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def _add_calibrate(verb: VerbAdder) -> None:
     from referee.app.calibrate_camera import add_camera_arguments, add_pattern_arguments
 
     calibrate = verb("calibrate", _no_subverb, "make and check calibration files")
@@ -174,7 +174,7 @@ def _signals(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hardware_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def _hardware_verbs(verb: VerbAdder) -> None:
     camera = verb("camera", _camera, "read a few frames from a camera or footage and report "
                   "size, frame rate and brightness")
     camera.add_argument("--camera", default="pi", help="pi, pi:N, a camera index (0), a video "
@@ -208,7 +208,7 @@ def _board(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_board(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def _add_board(verb: VerbAdder) -> None:
     board = verb("board", _board, "write a printable board with ArUco corner markers, at true "
                  "size (SVG or PDF)")
     board.add_argument("--game", required=True, help="the game whose board to print")
@@ -230,7 +230,7 @@ def _classify(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_classify(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def _add_classify(verb: VerbAdder) -> None:
     classify = verb("classify", _classify, "classify single square images; one JSON line each")
     classify.add_argument("--pieces", required=True,
                           help="piece set: dice, penta, zensu, tiles (or tiles-seam: seam crops; "
@@ -311,7 +311,7 @@ def _live(args: argparse.Namespace) -> int:
                                 camera_wait_s=args.camera_wait))
 
 
-def _add_replay(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def _add_replay(verb: VerbAdder) -> None:
     replay = verb("replay", _replay, "referee recorded footage: print each move, write the record")
     replay.add_argument("footage", help="a video file or a folder of images")
     replay.add_argument("--game", required=True, help="the game being played, e.g. rinne")
@@ -350,17 +350,8 @@ def _calibration_arguments(parser: argparse.ArgumentParser, camera_help: str) ->
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="referee",
-        description="A camera referee for Rinne, Tensei and their family, Zensū and Renaissance.",
-    )
-    parser.add_argument("--version", action="version", version=f"referee {__version__}")
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-
-    def verb(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
-        sub = verbs.add_parser(name, help=help, description=help)
-        sub.set_defaults(handler=handler)
-        return sub
+    parser, verb = command_parser(
+        "referee", "A camera referee for Rinne, Tensei and their family, Zensū and Renaissance.", __version__)
 
     games = ", ".join(game_names())
     check = verb("check", _check, "validate a game record; print each ply and the outcome")

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from referee import __version__
-from referee.app.commands import Handler, run_command
+from referee.app.commands import VerbAdder, command_parser, run_command
 
 if TYPE_CHECKING:
     from referee_lab.synth.camera import Lens
@@ -41,7 +41,7 @@ def _render_lens(path: str) -> Lens:
     return Lens(*camera.image_size, fx, fy, cx, cy, (k1, k2, p1, p2, k3))
 
 
-def _add_render(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def _add_render(verb: VerbAdder) -> None:
     from referee_lab.synth.command import add_arguments
 
     add_arguments(verb("render", _render, "render a frame or footage of a game, with its "
@@ -103,7 +103,7 @@ def _quantize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_model_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def _add_model_verbs(verb: VerbAdder) -> None:
     data_help = (
         "the real dice photographs (default: $REFEREE_REAL_DICE or the lab's "
         "data/real-dice-byler)"
@@ -176,17 +176,8 @@ def _add_model_verbs(verb: Callable[[str, Handler, str], argparse.ArgumentParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="referee-lab",
-        description="Render games, train and measure the referee's models (needs the lab extra).",
-    )
-    parser.add_argument("--version", action="version", version=f"referee-lab {__version__}")
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-
-    def verb(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
-        sub = verbs.add_parser(name, help=help, description=help)
-        sub.set_defaults(handler=handler)
-        return sub
+    parser, verb = command_parser(
+        "referee-lab", "Render games, train and measure the referee's models (needs the lab extra).", __version__)
 
     _add_render(verb)
     _add_model_verbs(verb)

@@ -5,15 +5,16 @@ differs, so the files say "calibrate me" (`referee calibrate camera`). The physi
 fx = fy = focal length / pixel pitch on the full sensor, scaled by binning and ISP scaling;
 a crop keeps the scale and narrows the field. Principal point at the image centre.
 
-Modes (FIELD-NOTES, picamera2 manual): 4608x2592 full sensor; 2304x1296 the full field
-2x2-binned; 1536x864 a 2x2-binned *centre crop* (3072x1728 sensor pixels); 1920x1080 and
-1280x720 scaled by the ISP from the full field; 640x480 scaled from the full field after
-the ISP crops it to 4:3 (square pixels), so it keeps the full height and loses width.
-libcamera may pick the 1536x864 crop mode for small outputs unless the camera adapter asks
-for the full-field sensor mode (picamera2 `sensor={"output_size": (2304, 1296)}`); these
-files assume the full field except for 1536x864 itself.
+The camera adapter (`referee/hardware/picamera.py`) chooses the sensor mode, and these
+files assume its choice: a size that is a sensor mode's own gets that mode unscaled (so
+1536x864 is the 2x2-binned *centre crop* mode, 3072x1728 sensor pixels); any other size gets
+the smallest *full-field* mode that holds it, 2304x1296 (the whole sensor 2x2-binned) up to
+that size and 4608x2592 above, scaled by the ISP. So 1920x1080 and 1280x720 show the whole
+sensor, and 640x480 its full height and the centre 4:3 of its width (square pixels). Left to
+itself picamera2 would pick the mode nearest the output size, for 1280x720 and 640x480 the
+1536x864 crop, a narrower view than these files assume.
 
-Run `python -m referee.calibration.defaults calibration/` to rewrite the files.
+Run `python -m referee.calibration.defaults referee/data/calibration` to rewrite the files.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ class SensorWindow:
 
 
 def window(width: int, height: int) -> SensorWindow:
-    """The sensor region behind an output size: the centre crop for 1536x864, else the
-    largest centred region of the output's aspect ratio."""
+    """The sensor region behind an output size: the centre crop for 1536x864 (a sensor mode
+    of its own), else the largest centred region of the output's aspect ratio."""
     full_w, full_h = SENSOR_PX
     if (width, height) == (1536, 864):
         return SensorWindow(width, height, 3072, 1728, "2x2-binned centre crop, a sensor mode")
@@ -89,5 +90,5 @@ def write_defaults(folder: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    for written in write_defaults(Path(sys.argv[1] if len(sys.argv) > 1 else "calibration")):
+    for written in write_defaults(Path(sys.argv[1] if len(sys.argv) > 1 else "referee/data/calibration")):
         print(written)

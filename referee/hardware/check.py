@@ -27,12 +27,15 @@ class CameraReport:
     height: int
     seconds: float  # from the first frame to the last, by the frames' own timestamps
     level: float  # mean brightness of the last frame, 0–255
+    details: tuple[str, ...] = ()  # a camera's set-up: sensor mode, field of view, focus, exposure
 
     def line(self) -> str:
+        """One line, then one indented line per detail."""
         rate = (self.frames - 1) / self.seconds if self.seconds > 0 else 0.0
         text = (f"{self.description}: {self.frames} frames of {self.width}x{self.height}, "
                 f"{rate:.1f} fps, brightness {self.level:.0f}/255")
-        return text + (" (black: lens cap on, or no light?)" if self.level < DARK_LEVEL else "")
+        text += " (black: lens cap on, or no light?)" if self.level < DARK_LEVEL else ""
+        return "\n".join((text, *(f"  {detail}" for detail in self.details)))
 
 
 def check_camera(spec: str, *, frames: int = 30, snapshot: str | Path | None = None) -> CameraReport:
@@ -50,13 +53,15 @@ def check_camera(spec: str, *, frames: int = 30, snapshot: str | Path | None = N
             if count >= frames:
                 break
         description = source.description
+        details = getattr(source, "details", None)
+        set_up = tuple(details()) if callable(details) else ()
     if last is None:
         raise SourceError(f"{spec}: no frames")
     if snapshot is not None and not cv2.imwrite(str(snapshot), last.frame_bgr):
         raise SourceError(f"{snapshot}: cannot write the snapshot (use .png or .jpg)")
     height, width = last.frame_bgr.shape[:2]
     return CameraReport(description, count, width, height, last.timestamp_s - first_time,
-                        frame_level(last.frame_bgr))
+                        frame_level(last.frame_bgr), set_up)
 
 
 def parse_cues(names: Sequence[str]) -> list[Cue]:

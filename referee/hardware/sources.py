@@ -24,14 +24,18 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
 
 from referee.errors import CameraLost, SourceError
 from referee.hardware.frames import BaseSource, Clock, Frame, FrameSource, make_frame
+
+if TYPE_CHECKING:
+    from referee.hardware.picamera import PiCameraConfig
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +45,38 @@ IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".
 DARK_LEVEL = 12.0
 
 
+# OpenCV's own log levels (`cv::utils::logging::LogLevel`): the same numbers in 4.x and 5.x.
+OPENCV_LOG_ERROR = 2
+
+
+def _opencv_log_level() -> tuple[Callable[[], int], Callable[[int], Any]] | None:
+    """OpenCV's get and set of its log level: `cv2.utils.logging` in OpenCV 5, `cv2.getLogLevel`
+    and `cv2.setLogLevel` in 4.x (the 4.11 a Raspberry Pi gets has no `cv2.utils.logging`);
+    None where this build has neither."""
+    logging_module = getattr(getattr(cv2, "utils", None), "logging", None)
+    for where in (logging_module, cv2):
+        get, put = getattr(where, "getLogLevel", None), getattr(where, "setLogLevel", None)
+        if callable(get) and callable(put):
+            return get, put
+    return None
+
+
 @contextlib.contextmanager
 def quiet_opencv() -> Iterator[None]:
     """Silence OpenCV's and FFmpeg's own messages while opening: our `SourceError` says it in
     one line. FFmpeg's level is read when OpenCV first uses it; a user's own setting wins."""
     os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")  # AV_LOG_QUIET
-    level = cv2.utils.logging.getLogLevel()
-    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+    level_api = _opencv_log_level()
+    if level_api is None:
+        yield
+        return
+    get, put = level_api
+    level = get()
+    put(OPENCV_LOG_ERROR)
     try:
         yield
     finally:
-        cv2.utils.logging.setLogLevel(level)
+        put(level)
 
 
 def first_frame_at(start_s: float, fps: float, where: object) -> int:
@@ -241,11 +266,12 @@ def is_camera(spec: str | Path) -> bool:
 
 
 def open_source(spec: str | Path, *, fps: float = 30.0, clock: Clock = time.monotonic,
-                start_s: float = 0.0, speed: float = 0.0) -> FrameSource:
-    """`"pi"` or `"pi:N"`: the Pi camera (N-th); `"0"`, `"1"`, `/dev/video0`: an OpenCV
-    camera; a folder: its images, `fps` apart; any other path: a video file. Footage starts
-    `start_s` seconds in and, with a `speed`, is paced at that many times its frame rate
-    (0: as fast as it is read)."""
+                start_s: float = 0.0, speed: float = 0.0,
+                pi: PiCameraConfig | None = None) -> FrameSource:
+    """`"pi"` or `"pi:N"`: the Pi camera (N-th, set up as `pi` says, else the defaults);
+    `"0"`, `"1"`, `/dev/video0`: an OpenCV camera; a folder: its images, `fps` apart; any
+    other path: a video file. Footage starts `start_s` seconds in and, with a `speed`, is
+    paced at that many times its frame rate (0: as fast as it is read)."""
     text = str(spec)
     if (start_s or speed) and is_camera(text):
         raise SourceError(f"camera {text}: a start time and a playing speed are for footage only")
@@ -261,7 +287,9 @@ def open_source(spec: str | Path, *, fps: float = 30.0, clock: Clock = time.mono
     if match := re.fullmatch(r"pi(?::(\d+))?", text):
         from referee.hardware.picamera import PiCameraConfig, PiCameraSource
 
-        return PiCameraSource(PiCameraConfig(camera_num=int(match.group(1) or 0)), clock=clock)
+        number = int(match.group(1) or 0)
+        config = replace(pi, camera_num=number) if pi is not None else PiCameraConfig(camera_num=number)
+        return PiCameraSource(config, clock=clock)
     if text.isdigit():
         return OpenCVDeviceSource(int(text), clock=clock)
     return OpenCVDeviceSource(text, clock=clock)

@@ -41,8 +41,11 @@ class NotatedRules(Protocol):
     """What the notation asks of the rules (`RenaissanceRules` has it): the notation is built
     by the rules, so it names them only through this."""
 
-    settings: RenaissanceSettings
-    player_names: tuple[str, str]
+    @property
+    def settings(self) -> RenaissanceSettings: ...
+
+    @property
+    def player_names(self) -> tuple[str, str]: ...
 
     @property
     def geometry(self) -> Geometry: ...
