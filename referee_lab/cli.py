@@ -177,7 +177,8 @@ def _add_model_verbs(verb: VerbAdder) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser, verb = command_parser(
-        "referee-lab", "Render games, train and measure the referee's models (needs the lab extra).", __version__)
+        "referee-lab", "Render games, train and measure the referee's models (needs the lab extra).",
+        __version__)
 
     _add_render(verb)
     _add_model_verbs(verb)
