@@ -15,6 +15,7 @@ from referee.rules import Game, find_game, game_names, load_ruleset
 from referee.rules.records import check_result, read_record, replay, result_text
 
 DEMO_OUT = "referee-demo"
+PIECES_HELP = "the Rinne family: dice (default) or penta; Zensū has its own pieces"
 
 if TYPE_CHECKING:
     from referee.app.events import Event
@@ -140,7 +141,7 @@ def _add_calibrate(verb: VerbAdder) -> None:
     board.add_argument("--camera", default="pi", help="pi, a device number, a video file or folder")
     board.add_argument("--out", required=True, help="the board profile to write (.yaml)")
     board.add_argument("--overlay", help="also write the frame with the grid found (.png)")
-    board.add_argument("--pieces", default="dice")
+    board.add_argument("--pieces", help=PIECES_HELP)
     board.add_argument("--square-mm", type=float, help="the side of a square, if measured")
     board.add_argument("--camera-file", "--calibration", dest="camera_file", metavar="FILE",
                        help="the camera file of this camera: frames are undistorted and the "
@@ -315,7 +316,7 @@ def _add_replay(verb: VerbAdder) -> None:
     replay = verb("replay", _replay, "referee recorded footage: print each move, write the record")
     replay.add_argument("footage", help="a video file or a folder of images")
     replay.add_argument("--game", required=True, help="the game being played, e.g. rinne")
-    replay.add_argument("--pieces", default="dice", help="dice (default) or penta")
+    replay.add_argument("--pieces", help=PIECES_HELP)
     replay.add_argument("--out", help="the record (a .txt file; the log, report and keyframes "
                         "go beside it) or a folder for all four (default: beside the footage)")
     replay.add_argument("--log", help="the log (JSON lines), elsewhere than beside the record")
@@ -325,7 +326,7 @@ def _add_replay(verb: VerbAdder) -> None:
     live.add_argument("--game", required=True, help="the game being played, e.g. rinne")
     live.add_argument("--camera", default="pi", help="pi, a device number, a video file or folder")
     live.add_argument("--pins", help="pin map (default: hardware/pins.toml's wiring)")
-    live.add_argument("--pieces", default="dice", help="dice (default) or penta")
+    live.add_argument("--pieces", help=PIECES_HELP)
     live.add_argument("--out", default="game", help="folder of the game's log and record")
     live.add_argument("--resume", action="store_true",
                       help="continue the game logged in --out (a new one if none is logged)")

@@ -16,6 +16,7 @@ _SIMPLE = {
     EventKind.NO_BOARD: Cue.UNREADABLE,
     EventKind.PROMOTE: Cue.PROMOTE,
     EventKind.ROLL_PENDING: Cue.ROLL_PENDING,
+    EventKind.INCOMPLETE: Cue.PROMOTE,  # amber: the move is not finished
 }
 
 

@@ -35,7 +35,7 @@ class BoardCalibration:
     to_raw: Callable[[np.ndarray], np.ndarray] = field(default=np.asarray, compare=False)
 
 
-def calibrate_board(game_name: str, camera: str, *, pieces: str = "dice",
+def calibrate_board(game_name: str, camera: str, *, pieces: str | None = None,
                     square_mm: float | None = None, camera_file: Path | None = None,
                     model: str | None = None, max_frames: int = 30 * 120) -> BoardCalibration:
     game = camera_game(game_name)

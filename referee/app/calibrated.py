@@ -17,6 +17,7 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import cv2
 import numpy as np
@@ -30,7 +31,7 @@ from referee.calibration.files import (
 from referee.calibration.undistort import Undistorter, make_undistorter
 from referee.errors import CalibrationError
 from referee.resources import calibration_dir
-from referee.rules.rinne import RinneRules
+from referee.rules.core import Geometry
 from referee.tracking.reading import ColorModel, Reading
 from referee.vision.pose import BoardPose, board_box, board_corners
 
@@ -39,6 +40,16 @@ log = logging.getLogger(__name__)
 BOX_MARGIN = 1.5  # squares around the board undistorted while it is tracked (track, view, tops)
 COLOUR_MISMATCH_LAB = 25.0  # mean distance to the profile's colours that earns a warning
 MIN_PROFILE_CONTRAST_LAB = 15.0  # profile colours closer than this cannot tell the sides
+
+
+class BoardGame(Protocol):
+    """What a board profile is checked against: the game's name and board."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def geometry(self) -> Geometry: ...
 
 
 @dataclass(frozen=True)
@@ -70,7 +81,7 @@ def files_for(camera_spec: str, calibration: str | Path | None,
                             Path(board) if board else None, is_pi_camera(camera_spec))
 
 
-def load_calibration(files: CalibrationFiles, game: RinneRules) -> Calibration:
+def load_calibration(files: CalibrationFiles, game: BoardGame) -> Calibration:
     """Read the files (one CalibrationError line for any fault); the camera file is the one
     given, else the one the board profile names."""
     board = load_board(files.board) if files.board is not None else None
@@ -81,7 +92,7 @@ def load_calibration(files: CalibrationFiles, game: RinneRules) -> Calibration:
     return Calibration(camera, camera_path, board, files.pi_defaults and camera is None)
 
 
-def _check_board(board: BoardProfile, path: Path | None, game: RinneRules) -> None:
+def _check_board(board: BoardProfile, path: Path | None, game: BoardGame) -> None:
     files, ranks = game.geometry.files, game.geometry.ranks
     if (board.files, board.ranks) != (files, ranks):
         raise CalibrationError(f"{path}: a board profile of a {board.files}x{board.ranks} "

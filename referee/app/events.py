@@ -16,6 +16,7 @@ class EventKind(enum.Enum):
     UNREADABLE = "unreadable"
     PROMOTE = "promote the piece"
     ROLL_PENDING = "roll pending"
+    INCOMPLETE = "move incomplete"
     TAKE_BACK = "move taken back"
     GAME_OVER = "game over"
     NO_BOARD = "no board in view"

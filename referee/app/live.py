@@ -21,9 +21,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from referee.app.announce import cues_for
-from referee.app.calibrated import files_for, load_calibration
+from referee.app.calibrated import BoardGame, files_for, load_calibration
 from referee.app.events import Event, EventKind
 from referee.app.pipeline import BoardReader, GameLoop, board_referee, camera_game
 from referee.app.record import GameLog, Recorder, load_log, match_from_log
@@ -35,7 +36,6 @@ from referee.hardware.signals import Clock, Signals, Ticker, open_signals
 from referee.hardware.sources import is_camera, open_source
 from referee.hardware.watch import watched_frames
 from referee.rules.core import Match
-from referee.rules.rinne import RinneRules
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class LiveOptions:
     game: str
     camera: str = "pi"
     pins: str | None = None
-    pieces: str = "dice"
+    pieces: str | None = None
     out: Path = Path("game")
     resume: bool = False
     model: str | None = None
@@ -64,7 +64,7 @@ class LiveGame:
     resumed_at_s: float | None  # the time of the last logged event; None: a new game
 
 
-def logged_game(out: Path, game: RinneRules) -> GameLog | None:
+def logged_game(out: Path, game: BoardGame) -> GameLog | None:
     """The game logged in `out`, checked to be the same game; None when none is logged."""
     path = out / "game.jsonl"
     if not path.exists() or (path.is_file() and path.stat().st_size == 0):
@@ -83,7 +83,7 @@ def start_referee(options: LiveOptions, print_line: Callable[[str], None] = prin
     if options.resume and logged is None:
         print_line(f"no game logged in {options.out}: a new game")
     # A new game where one is logged is refused by the recorder (made before anything runs).
-    match = match_from_log(logged) if logged is not None else Match(game)
+    match: Match[Any, Any] = match_from_log(logged) if logged is not None else Match(game)
     referee, reader = board_referee(game, options.pieces, model=options.model, match=match,
                                     calibration=calibration)
     recorder = Recorder(options.out, game, {}, resume=logged is not None)

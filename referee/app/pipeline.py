@@ -24,9 +24,12 @@ from referee.errors import NoBoardError, RefereeError
 from referee.rules import find_game
 from referee.rules.core import Match
 from referee.rules.rinne import RinneRules
-from referee.tracking.inference import PIECE_SETS, Verdict
+from referee.rules.zensu import ZensuRules
+from referee.tracking.decoding import Decoder, Verdict
+from referee.tracking.inference import PIECE_SETS, MoveInferer
 from referee.tracking.reading import Reading
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
+from referee.tracking.zensu import ZensuDecoder
 from referee.vision.board_finder import find_board
 from referee.vision.board_tracker import refit, track
 from referee.vision.classifier import Classifier
@@ -40,6 +43,8 @@ from referee.vision.settings import VisionSettings, default_settings
 from referee.vision.warp import top_face_quads, view_outside_frame, warp_board
 
 log = logging.getLogger(__name__)
+
+ZENSU_PIECES = "zensu"  # Zensū's own pieces, and the model that reads them
 
 
 @dataclass(frozen=True)
@@ -467,27 +472,37 @@ def _shift(a: BoardPose, b: BoardPose) -> float:
                for o in b.orientations())
 
 
-def camera_game(name: str) -> RinneRules:
-    """The game `name`, if the camera can referee it yet (the Rinne family)."""
+def camera_game(name: str) -> RinneRules | ZensuRules:
+    """The game `name`, if the camera can referee it yet (the Rinne family and Zensū)."""
     game = find_game(name)
-    if not isinstance(game, RinneRules):
-        raise RefereeError(f"{game.name}: only the Rinne family can be refereed from a camera yet")
+    if not isinstance(game, RinneRules | ZensuRules):
+        raise RefereeError(f"{game.name}: not refereed from a camera yet (the Rinne family and "
+                           "Zensū are)")
     return game
 
 
-def board_referee(game: RinneRules, pieces: str, *, model: str | None = None,
+def board_referee(game: RinneRules | ZensuRules, pieces: str | None, *, model: str | None = None,
                   match: Match[Any, Any] | None = None,
                   settings: PipelineSettings | None = None,
                   calibration: Calibration | None = None) -> tuple[Referee, BoardReader]:
-    """The referee and the board reader for `game` played with the piece set `pieces`,
-    reading with `model` or the piece set's own board model, through the camera and board
-    profile of `calibration` (see calibrated.py)."""
-    if pieces not in PIECE_SETS:
-        raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
-    piece_set = PIECE_SETS[pieces]
-    classifier = Classifier.load(model or piece_set.model)
-    referee = Referee(game, piece_set, classifier.labels, match=match)
+    """The referee and the board reader for `game` played with the piece set `pieces` (the
+    Rinne family: dice, the default, or penta; Zensū has its own), reading with `model` or
+    the piece set's own board model, through the camera and board profile of `calibration`
+    (see calibrated.py)."""
+    decoder: Decoder
+    if isinstance(game, ZensuRules):
+        if pieces not in (None, ZENSU_PIECES):
+            raise RefereeError(f"Zensū is played with its own pieces, not {pieces}: leave --pieces out")
+        classifier = Classifier.load(model or ZENSU_PIECES)
+        decoder = ZensuDecoder(game, classifier.labels)
+    else:
+        pieces = pieces or "dice"
+        if pieces not in PIECE_SETS:
+            raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
+        piece_set = PIECE_SETS[pieces]
+        classifier = Classifier.load(model or piece_set.model)
+        decoder = MoveInferer(game, piece_set, classifier.labels)
+    referee = Referee(decoder, match=match)
     reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings,
                          calibration=calibration)
     return referee, reader
-

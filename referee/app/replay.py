@@ -29,7 +29,7 @@ class ReplayResult:
     files: GameFiles
 
 
-def replay_footage(footage: str | Path, game_name: str, *, pieces: str = "dice",
+def replay_footage(footage: str | Path, game_name: str, *, pieces: str | None = None,
                    out: str | Path | None = None, log: str | Path | None = None,
                    model: str | None = None,
                    headers: dict[str, str] | None = None,

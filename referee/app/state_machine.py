@@ -11,14 +11,7 @@ import numpy as np
 
 from referee.app.events import Event, EventKind
 from referee.rules.core import Match
-from referee.rules.rinne import RinneRules
-from referee.tracking.inference import (
-    Inference,
-    InferenceSettings,
-    MoveInferer,
-    PieceSet,
-    Verdict,
-)
+from referee.tracking.decoding import Decoder, Inference, Verdict
 from referee.tracking.reading import ColorModel, Reading
 
 MIN_COLOR_SEPARATION = 3.0  # two players' colours closer than this (in spreads) cannot be told apart
@@ -33,12 +26,10 @@ class Phase(enum.Enum):
 
 
 class Referee:
-    def __init__(self, game: RinneRules, piece_set: PieceSet, labels: tuple[str, ...],
-                 settings: InferenceSettings | None = None,
-                 match: Match[Any, Any] | None = None) -> None:
-        self.game = game
-        self.inferer = MoveInferer(game, piece_set, labels, settings)
-        self.match: Match[Any, Any] = match if match is not None else Match(game)
+    def __init__(self, decoder: Decoder, *, match: Match[Any, Any] | None = None) -> None:
+        self.game: Any = decoder.game
+        self.inferer = decoder
+        self.match: Match[Any, Any] = match if match is not None else Match(self.game)
         self.phase = Phase.SETUP
         self.colors: ColorModel | None = None
         self._asked_to_set_up = False
@@ -54,12 +45,13 @@ class Referee:
         return self._once(events)
 
     def _once(self, events: list[Event]) -> list[Event]:
-        """The same "unreadable" twice in a row is said once: the board is read again after
-        every stir, and the players have been told."""
-        if [e.kind for e in events] == [EventKind.UNREADABLE]:
-            if events[0].detail == self._unreadable:
+        """The same "unreadable" (or "move incomplete") twice in a row is said once: the board
+        is read again after every stir, and the players have been told."""
+        if len(events) == 1 and events[0].kind in (EventKind.UNREADABLE, EventKind.INCOMPLETE):
+            said = f"{events[0].kind.name} {events[0].detail}"
+            if said == self._unreadable:
                 return []
-            self._unreadable = events[0].detail
+            self._unreadable = said
         elif events:
             self._unreadable = ""
         return events
@@ -133,8 +125,12 @@ class Referee:
                 return [*events, self._event(EventKind.ROLL_PENDING, reading, move=move)]
             second = Inference(Verdict.MOVE, inference.second, inference.margin)
             return events + self._accept(second, reading)
-        if verdict is Verdict.INCOMPLETE:  # players take the captured piece off first
-            return []
+        if verdict is Verdict.INCOMPLETE:  # a capture under way: say what is still to clear
+            if not inference.squares:
+                return []
+            return [self._event(EventKind.INCOMPLETE, reading, move=self.game.move_text(
+                self.match.position, inference.move),
+                detail="take off the captured " + self._squares(inference))]
         if verdict is Verdict.NO_CHANGE:
             if self.phase is Phase.CORRECTING:
                 self.phase = Phase.PLAYING
@@ -167,6 +163,13 @@ class Referee:
         self.phase = Phase.PLAYING
         events = [self._event(EventKind.ACCEPTED, reading, move=self.game.move_text(
             before, inference.move), confidence=inference.margin)]
+        if self.match.outcome is None and (forced := self.inferer.forced_move(
+                self.match.position)) is not None:
+            player = self.game.player_names[self.match.position.turn]
+            text = self.game.move_text(self.match.position, forced)
+            self.match.push(forced)
+            events.append(self._event(EventKind.ACCEPTED, reading, move=text,
+                                      detail=f"{player} cannot move"))
         outcome = self.match.outcome
         if outcome is not None:
             self.phase = Phase.OVER
@@ -178,7 +181,7 @@ class Referee:
     def _undo_last(self) -> str:
         """Take the last move off the match; returns it in the designer's notation."""
         before = self.match.positions[-2]
-        return self.game.move_text(before, self.match.pop())
+        return str(self.game.move_text(before, self.match.pop()))
 
     def _squares(self, inference: Inference) -> str:
         names = [self.game.geometry.square_name(s) for s in inference.squares]

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from referee.rules.rinne import RINNE, TENSEI, Move, State
-from referee.tracking.inference import DICE, MoveInferer, Verdict
+from referee.tracking.decoding import Verdict
+from referee.tracking.inference import DICE, MoveInferer
 from referee.tracking.reading import ColorModel
 from tests.tracking.fakes import DICE_LABELS, reading_of
 

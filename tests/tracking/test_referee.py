@@ -14,7 +14,7 @@ from referee.errors import RecordError
 from referee.rules import Match
 from referee.rules.records import read_record
 from referee.rules.rinne import RINNE, Move, State
-from referee.tracking.inference import DICE
+from referee.tracking.inference import DICE, MoveInferer
 from tests import DATA
 from tests.tracking.fakes import DICE_LABELS, reading_of
 
@@ -34,7 +34,7 @@ def kinds(events):
 
 def test_the_sample_game_is_refereed_to_white_winning(tmp_path):
     truth = sample_positions()
-    referee = Referee(RINNE, DICE, DICE_LABELS)
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS))
     recorder = Recorder(tmp_path, RINNE, {"White": "W", "Black": "B"})
     frame = np.full((48, 64, 3), 128, np.uint8)
     events = []
@@ -63,7 +63,7 @@ def test_the_sample_game_is_refereed_to_white_winning(tmp_path):
 
 
 def test_illegal_then_corrected_promotion_forgotten_take_back_and_unreadable():
-    referee = Referee(RINNE, DICE, DICE_LABELS)
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS))
     inferer = referee.inferer
     start = RINNE.start()
     sq = RINNE.geometry.parse_square
@@ -91,7 +91,7 @@ def test_illegal_then_corrected_promotion_forgotten_take_back_and_unreadable():
 
 
 def test_pieces_of_one_colour_are_refused_at_setup():
-    referee = Referee(RINNE, DICE, DICE_LABELS)
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS))
     reading = reading_of(referee.inferer, RINNE.start())
     reading.colors[:] = [80.0, 0.0, 0.0]
     events = referee.on_reading(reading)
@@ -101,7 +101,7 @@ def test_pieces_of_one_colour_are_refused_at_setup():
 
 
 def test_a_cut_off_last_line_is_forgiven_but_a_corrupt_or_foreign_log_is_not(tmp_path):
-    referee = Referee(RINNE, DICE, DICE_LABELS)
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS))
     recorder = Recorder(tmp_path, RINNE, {})
     truth = sample_positions()
     for i, position in enumerate(truth.positions[:6]):
@@ -133,7 +133,7 @@ def test_an_unwritable_folder_is_one_clear_error(tmp_path):
 
 
 def test_a_take_back_by_the_button_waits_for_the_board_to_be_put_back():
-    referee = Referee(RINNE, DICE, DICE_LABELS)
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS))
     inferer = referee.inferer
     start = RINNE.start()
     sq = RINNE.geometry.parse_square
@@ -150,7 +150,7 @@ def test_a_take_back_by_the_button_waits_for_the_board_to_be_put_back():
 
 
 def test_two_plies_read_at_once_are_both_recorded_in_order():
-    referee = Referee(RINNE, DICE, DICE_LABELS)
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS))
     truth = sample_positions()
     referee.on_reading(reading_of(referee.inferer, truth.positions[0]))
     events = referee.on_reading(reading_of(referee.inferer, truth.positions[2]))
@@ -161,7 +161,7 @@ def test_two_plies_read_at_once_are_both_recorded_in_order():
 def test_a_tensei_ply_read_with_the_next_ones_pending_roll_waits_for_the_roll():
     from referee.rules.rinne import TENSEI
 
-    referee = Referee(TENSEI, DICE, DICE_LABELS)
+    referee = Referee(MoveInferer(TENSEI, DICE, DICE_LABELS))
     start = TENSEI.start()
     first = Move(RINNE.geometry.parse_square("e2"), RINNE.geometry.parse_square("e3"), State.ROOK)
     reply = Move(RINNE.geometry.parse_square("e5"), RINNE.geometry.parse_square("d5"), State.BISHOP)
@@ -175,7 +175,7 @@ def test_a_tensei_ply_read_with_the_next_ones_pending_roll_waits_for_the_roll():
 
 
 def test_a_move_taken_back_and_another_played_unread_between_is_both():
-    referee = Referee(RINNE, DICE, DICE_LABELS)
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS))
     truth = sample_positions()
     referee.on_reading(reading_of(referee.inferer, truth.positions[0]))
     referee.on_reading(reading_of(referee.inferer, truth.positions[1]))
@@ -190,7 +190,7 @@ def test_a_move_taken_back_and_another_played_unread_between_is_both():
 def test_a_start_with_an_unsure_square_starts_the_game_but_a_wrong_one_does_not():
     """Every piece of the start where it belongs is the start, even if an empty square beside
     a leaning die was read unsurely; one square read as something else is not."""
-    referee = Referee(RINNE, DICE, DICE_LABELS)
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS))
     start = RINNE.start()
     unsure = reading_of(referee.inferer, start)
     empty = int(np.flatnonzero(np.argmax(unsure.probabilities, axis=1) == 0)[0])

@@ -1,0 +1,169 @@
+"""Decoding a reading in context, for every game: the candidate explanations of what the
+board shows (nothing changed, a take-back, each legal ply, the players' usual slips) are
+scored against the classifier's probabilities and the owners' colours; the best wins only if
+it beats the runner-up clearly and the board agrees with it. Otherwise the verdict says why
+the board cannot be read. A game's decoder says how its positions look (`appearance`) and
+which explanations there are (`candidates`): `inference.MoveInferer` for the Rinne family,
+`zensu.ZensuDecoder` for Zensū."""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from referee.tracking.reading import ColorModel, Reading
+
+
+class Verdict(enum.Enum):
+    NO_CHANGE = "no change"
+    MOVE = "move"
+    TAKE_BACK = "take back"  # with a move: taken back and that move played instead
+    PROMOTE = "promote the piece"  # the piece moved but still shows its old state
+    ROLL_PENDING = "roll pending"  # Tensei: the moved die shows 6
+    INCOMPLETE = "capture under way"  # the ply is under way: captured pieces still to take off
+    TWO_MOVES = "two moves"  # a ply went by unread (its board was never steady and clear)
+    ILLEGAL = "illegal"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class InferenceSettings:
+    """Thresholds, in nats of log-likelihood; overridable from a config file."""
+
+    min_square_confidence: float = 0.55  # below this a square is unreadable
+    max_disagreement: float = 6.0  # beyond this the board shows something no candidate explains
+    max_square_disagreement: float = 4.0  # ... or one square does (a die knocked to another face)
+    min_margin: float = 3.0  # the best explanation must beat the runner-up by this much
+    min_expected_probability: float = 0.2  # an unsure square must still favour what is expected
+
+
+@dataclass(frozen=True)
+class Inference:
+    verdict: Verdict
+    move: Any = None
+    margin: float = 0.0  # log-likelihood lead over the runner-up
+    second: Any = None  # with TWO_MOVES: the reply that followed `move`
+    second_pending: bool = False  # Tensei: the reply's die still shows 6, its roll to come
+    squares: tuple[int, ...] = ()  # squares unsure, changed illegally, or (INCOMPLETE) to clear
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    verdict: Verdict
+    move: Any
+    labels: np.ndarray  # label index per square
+    owners: np.ndarray  # 0 first player, 1 second, -1 empty
+    squares: tuple[int, ...] = ()  # INCOMPLETE: the squares whose pieces are still to go
+
+
+class Decoder(ABC):
+    """Scores the candidate explanations of a reading for one game."""
+
+    def __init__(self, game: Any, labels: tuple[str, ...],
+                 settings: InferenceSettings | None = None) -> None:
+        self.game = game
+        self.labels = labels
+        self.settings = settings or InferenceSettings()
+        self._index = {label: i for i, label in enumerate(labels)}
+
+    @abstractmethod
+    def appearance(self, position: Any, shown: dict[int, str] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """Expected label index and owner per square; `shown` overrides a square's label."""
+
+    @abstractmethod
+    def candidates(self, position: Any, previous: Any | None) -> Iterator[Candidate]:
+        """Every explanation of a board read after `position` (`previous`: the one before)."""
+
+    def forced_move(self, position: Any) -> Any | None:
+        """A ply the player to move must make that shows nothing on the board (Zensū's
+        pass), for the referee to play itself; None in most games."""
+        del position
+        return None
+
+    def two_moves(self, position: Any, label_logp: np.ndarray, owner_logp: np.ndarray,
+                  free: float) -> Inference | None:
+        """Two plies in a row that explain the board clearly, or None (a game that does not
+        look for them)."""
+        del position, label_logp, owner_logp, free
+        return None
+
+    def infer(self, reading: Reading, position: Any, colors: ColorModel,
+              previous: Any | None = None) -> Inference:
+        if reading.squares != len(position.board):
+            raise ValueError("the reading and the position have different numbers of squares")
+        unsure = reading.confidence() < self.settings.min_square_confidence
+        label_logp = np.log(np.clip(reading.probabilities, 1e-9, 1.0))
+        p_first = np.clip(colors.first_owner_probability(reading.colors), 1e-9, 1 - 1e-9)
+        owner_logp = np.stack([np.log(p_first), np.log(1 - p_first), np.zeros_like(p_first)], 1)
+        rows = np.arange(reading.squares)
+
+        def score(candidate: Candidate) -> float:
+            return float(label_logp[rows, candidate.labels].sum()
+                         + owner_logp[rows, candidate.owners].sum())
+
+        scored = sorted(((score(c), i, c) for i, c in enumerate(
+            self.candidates(position, previous))), key=lambda t: (-t[0], t[1]))
+        best_score, _, best = scored[0]
+        piece_best = label_logp[:, 1:].max(axis=1) + owner_logp[:, :2].max(axis=1)
+        free = float(np.maximum(label_logp[:, 0], piece_best).sum())
+        if unsure.any() and (free - best_score > self.settings.max_disagreement
+                             or self._doubtful(reading, position, best, unsure)):
+            return Inference(Verdict.UNREADABLE, squares=tuple(int(s) for s in np.flatnonzero(unsure)))
+        if self._contradicted(label_logp, best, free, best_score):
+            pair = self.two_moves(position, label_logp, owner_logp, free)
+            if pair is not None:
+                return pair
+            return Inference(Verdict.ILLEGAL, squares=self._changed(reading, position, colors))
+        runner_up, rival = next(((s, c) for s, _, c in scored[1:] if not same_look(c, best)),
+                                (-np.inf, None))
+        margin = best_score - runner_up
+        if margin < self.settings.min_margin:
+            # The squares the two explanations disagree on: what the players should show.
+            assert rival is not None
+            return Inference(Verdict.UNREADABLE, margin=margin, squares=differ(best, rival))
+        return Inference(best.verdict, best.move, margin, squares=best.squares)
+
+    def _contradicted(self, label_logp: np.ndarray, best: Candidate, free: float,
+                      best_score: float) -> bool:
+        """Whether the board shows what the best explanation cannot: in all, or clearly on
+        one square."""
+        rows = np.arange(len(best.labels))
+        square = label_logp.max(axis=1) - label_logp[rows, best.labels]
+        return bool(free - best_score > self.settings.max_disagreement
+                    or square.max() > self.settings.max_square_disagreement)
+
+    def _doubtful(self, reading: Reading, position: Any, best: Candidate,
+                  unsure: np.ndarray) -> bool:
+        """Whether an unsure square matters: it changes under the best explanation, or the
+        content that explanation expects there is itself unlikely. An unsure square far from
+        the move (a goal mark, a glare) does not hold the game up."""
+        labels, owners = self.appearance(position)
+        changes = (best.labels != labels) | (best.owners != owners)
+        expected = reading.probabilities[np.arange(reading.squares), best.labels]
+        unlikely = expected < self.settings.min_expected_probability
+        return bool((unsure & (changes | unlikely)).any())
+
+    def _changed(self, reading: Reading, position: Any, colors: ColorModel) -> tuple[int, ...]:
+        """Squares whose most likely content differs from the position's."""
+        expected, owners = self.appearance(position)
+        seen = np.argmax(reading.probabilities, axis=1)
+        p_first = colors.first_owner_probability(reading.colors)
+        seen_owner = np.where(seen == 0, -1, np.where(p_first >= 0.5, 0, 1))
+        return tuple(int(s) for s in np.flatnonzero((seen != expected) | (seen_owner != owners)))
+
+
+def differ(a: Candidate, b: Candidate) -> tuple[int, ...]:
+    """The squares on which two explanations expect different things."""
+    apart = (a.labels != b.labels) | (a.owners != b.owners)
+    return tuple(int(square) for square in np.flatnonzero(apart))
+
+
+def same_look(a: Candidate, b: Candidate) -> bool:
+    """Two candidates that look identical on the board are one explanation, not rivals."""
+    return bool(np.array_equal(a.labels, b.labels) and np.array_equal(a.owners, b.owners))
