@@ -73,7 +73,7 @@ def rendered(seed: int, game: str, pieces: str, match: Match[Any, Any], size: st
     video = Path(folder) / f"{game}-{pieces}-{seed}-{size}.mp4"
     if not video.with_suffix(".json").exists():
         render_footage(game, video, seed, match=match,
-                       options=RenderOptions(width=width, height=height, pieces=pieces),
+                       options=RenderOptions(width=width, height=height, pieces=pieces or None),
                        footage=FootageOptions())
     return video
 
@@ -85,7 +85,8 @@ def referee_one(seed: int, game: str, pieces: str, match: Match[Any, Any], size:
     assert match.outcome is not None
     result = match.outcome.result(match.game.player_names)
     try:
-        replayed = replay_footage(video, game, pieces=pieces, out=Path(replays) / f"out-{seed}")
+        replayed = replay_footage(video, game, pieces=pieces or None,
+                                  out=Path(replays) / f"out-{seed}")
     except RefereeError as error:
         return Row(seed, game, pieces, len(expected.plies), result, False, False, 0, 0, 0.0,
                    f"({error})")
@@ -111,12 +112,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--footage", help="keep the rendered footage here, and reuse it")
     parser.add_argument("--render-only", action="store_true")
-    parser.add_argument("--kinds", help="GAME:PIECES,... in turn (default: Rinne and Tensei, dice and "
-                        "Penta-pieces), e.g. flipflop-3x3:dice,flipflop-3x3:penta")
+    parser.add_argument("--kinds", help="GAME[:PIECES],... in turn (default: Rinne and Tensei, dice and "
+                        "Penta-pieces), e.g. flipflop-3x3:dice,flipflop-3x3:penta or zensu (its own "
+                        "pieces)")
     parser.add_argument("--first-seed", type=int, default=FIRST_SEED)
     args = parser.parse_args()
     kinds = KINDS if not args.kinds else tuple(
-        (kind.split(":")[0], kind.split(":")[1]) for kind in args.kinds.split(","))
+        (kind.partition(":")[0], kind.partition(":")[2]) for kind in args.kinds.split(","))
     plan = planned(args.games, args.max_plies, kinds, args.first_seed)
     with tempfile.TemporaryDirectory() as scratch:
         footage = args.footage or scratch

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from referee import __version__
 from referee.app.commands import VerbAdder, command_parser, run_command
-from referee.errors import RefereeError, RulesetError
-from referee.rules import Game, find_game, game_names, load_ruleset
+from referee.errors import RefereeError
+from referee.resources import DEMO_GAMES
+from referee.rules import Game, find_game, game_names, game_with_ruleset, load_ruleset
 from referee.rules.records import check_result, read_record, replay, result_text
 
 DEMO_OUT = "referee-demo"
+RULESET_HELP = "a ruleset file (Zensū, Renaissance) replacing the game's defaults"
 PIECES_HELP = "the Rinne family: dice (default) or penta; Zensū has its own pieces"
 
 if TYPE_CHECKING:
@@ -25,13 +27,7 @@ if TYPE_CHECKING:
 
 def _game_for(args: argparse.Namespace) -> Game[Any, Any]:
     """`--game`, or the game of `--ruleset FILE` (which must be the same game)."""
-    game = find_game(args.game)
-    if args.ruleset is None:
-        return game
-    custom = load_ruleset(args.ruleset)
-    if custom.name != game.name:
-        raise RulesetError(f"{args.ruleset} is a ruleset for {custom.name}, not {game.name}")
-    return custom
+    return game_with_ruleset(args.game, args.ruleset)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -246,6 +242,7 @@ def _replay(args: argparse.Namespace) -> int:
     from referee.app.replay import replay_footage, stderr_progress
 
     result = replay_footage(args.footage, args.game, pieces=args.pieces, out=args.out,
+                            ruleset=args.ruleset,
                             log=args.log, model=args.model, on_event=_print_event,
                             progress=stderr_progress(), calibration=args.calibration,
                             board=args.board)
@@ -260,10 +257,9 @@ def _demo(args: argparse.Namespace) -> int:
     from referee.hardware.signals import TerminalSignals
     from referee.resources import demo_footage
 
-    footage = demo_footage()
+    footage = demo_footage(args.game)
     signals = TerminalSignals()
-    print(f"Replaying {footage.name}: the designer's sample game of Rinne, as a camera "
-          "would see it.")
+    print(f"Replaying {footage.name}: {DEMO_GAMES[args.game]}, as a camera would see it.")
 
     def show(event: Event, match: Match[Any, Any]) -> None:
         _print_event(event, match)
@@ -273,7 +269,7 @@ def _demo(args: argparse.Namespace) -> int:
     files = GameFiles.at(args.out)
     if args.out == DEMO_OUT:  # the demo's own files are remade each time; a chosen folder's never
         _remove_game_files(files)
-    result = replay_footage(footage, "rinne", out=args.out, on_event=show,
+    result = replay_footage(footage, args.game, out=args.out, on_event=show,
                             progress=stderr_progress())
     _summary(result)
     return 0
@@ -317,6 +313,7 @@ def _add_replay(verb: VerbAdder) -> None:
     replay.add_argument("footage", help="a video file or a folder of images")
     replay.add_argument("--game", required=True, help="the game being played, e.g. rinne")
     replay.add_argument("--pieces", help=PIECES_HELP)
+    replay.add_argument("--ruleset", metavar="FILE", help=RULESET_HELP)
     replay.add_argument("--out", help="the record (a .txt file; the log, report and keyframes "
                         "go beside it) or a folder for all four (default: beside the footage)")
     replay.add_argument("--log", help="the log (JSON lines), elsewhere than beside the record")
@@ -339,7 +336,10 @@ def _add_replay(verb: VerbAdder) -> None:
                       help="wait S seconds for a lost or missing camera (default 60), then exit 1")
     _calibration_arguments(live, "the camera file (default for pi: calibration/"
                            "pi-camera-module-3-<W>x<H>.yaml for the frame size)")
-    demo = verb("demo", _demo, "replay the bundled footage of the designer's sample Rinne game")
+    demo = verb("demo", _demo, "replay the bundled footage of a whole game: the designer's sample "
+                "game of Rinne, or a game of Zensū")
+    demo.add_argument("--game", choices=sorted(DEMO_GAMES), default="rinne",
+                      help="which game's footage (default rinne)")
     demo.add_argument("--out", default=DEMO_OUT, help="folder for the log, record, keyframes and "
                       f"report (default: {DEMO_OUT}/ in the current directory, remade each time)")
 
@@ -357,18 +357,17 @@ def build_parser() -> argparse.ArgumentParser:
     games = ", ".join(game_names())
     check = verb("check", _check, "validate a game record; print each ply and the outcome")
     check.add_argument("record", help="a record file")
-    ruleset_help = "a ruleset file (Zensū, Renaissance) replacing the game's defaults"
-    check.add_argument("--ruleset", metavar="FILE", help=ruleset_help)
+    check.add_argument("--ruleset", metavar="FILE", help=RULESET_HELP)
 
     perft = verb("perft", _perft, "count the move sequences of a given depth (rules testing)")
     perft.add_argument("--game", required=True, help=f"one of: {games}")
     perft.add_argument("--depth", type=int, required=True)
     perft.add_argument("--divide", action="store_true", help="also print the count per first move")
-    perft.add_argument("--ruleset", metavar="FILE", help=ruleset_help)
+    perft.add_argument("--ruleset", metavar="FILE", help=RULESET_HELP)
 
     play = verb("play", _play, "two people play a game in the terminal")
     play.add_argument("--game", required=True, help=f"one of: {games}")
-    play.add_argument("--ruleset", metavar="FILE", help=ruleset_help)
+    play.add_argument("--ruleset", metavar="FILE", help=RULESET_HELP)
 
     _add_calibrate(verb)
     _hardware_verbs(verb)

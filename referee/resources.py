@@ -30,8 +30,13 @@ def calibration_dir() -> Path:
     return data_path("calibration")
 
 
-def demo_footage() -> Path:
-    return data_path("demo", "rinne-sample.mp4")
+DEMO_GAMES = {"rinne": "the designer's sample game of Rinne",
+              "zensu": "a constructed game of Zensū, Red winning with a double capture"}
+
+
+def demo_footage(game: str = "rinne") -> Path:
+    """The bundled footage of a whole game of `game` (one of `DEMO_GAMES`)."""
+    return data_path("demo", f"{game}-sample.mp4")
 
 
 def vision_settings_file() -> Path:

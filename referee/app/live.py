@@ -17,6 +17,8 @@ through. A camera's times carry on from the last logged event's."""
 from __future__ import annotations
 
 import logging
+import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.app.announce import cues_for
-from referee.app.calibrated import BoardGame, files_for, load_calibration
+from referee.app.calibrated import BoardGame, Calibration, files_for, load_calibration
 from referee.app.events import Event, EventKind
 from referee.app.pipeline import BoardReader, GameLoop, board_referee, camera_game
 from referee.app.record import GameLog, Recorder, load_log, match_from_log
@@ -32,6 +34,7 @@ from referee.app.state_machine import Referee
 from referee.errors import RecordError, SourceError
 from referee.hardware.button import ButtonAction
 from referee.hardware.frames import FrameSource
+from referee.hardware.picamera import PiCameraConfig
 from referee.hardware.signals import Clock, Signals, Ticker, open_signals
 from referee.hardware.sources import is_camera, open_source
 from referee.hardware.watch import watched_frames
@@ -100,12 +103,43 @@ def check_camera_options(options: LiveOptions) -> None:
         raise SourceError(f"{options.camera}: no such video file or folder")
 
 
-def camera_opener(options: LiveOptions, resumed_at_s: float | None, *, rewind_s: float = 0.0
-                  ) -> Callable[[], FrameSource]:
+def live_signals(options: LiveOptions, print_line: Callable[[str], None] = print) -> Signals:
+    """The lights, buzzer and button. Where they are asked for, by a pin map (`--pins`) or a
+    pin factory in GPIOZERO_PIN_FACTORY (the service gives both), a GPIO that cannot be
+    driven (no lgpio, not in the gpio group) ends the referee with one line before a game
+    is logged, rather than refereeing with dark lights; otherwise (a laptop) the cues are
+    printed in the terminal, and a line says so."""
+    required = options.pins is not None or bool(os.environ.get("GPIOZERO_PIN_FACTORY"))
+    return open_signals(options.pins, names=camera_game(options.game).player_names,
+                        require_gpio=required, say=print_line)
+
+
+def board_distance_m(calibration: Calibration) -> float | None:
+    """How far the board is from the camera, from a board profile that gives the board's
+    size (`square_mm`) and where it lies in the frame (`corners_px`) and the camera file's
+    focal length: the board's diagonal in millimetres over its diagonal in pixels, times the
+    focal length in pixels (a board seen at a slant reads a little farther). None without
+    them."""
+    board, camera = calibration.board, calibration.camera
+    if board is None or camera is None or board.square_mm is None or board.corners_px is None:
+        return None
+    corners = [tuple(map(float, corner)) for corner in board.corners_px]
+    diagonal_px = (math.dist(corners[0], corners[2]) + math.dist(corners[1], corners[3])) / 2
+    if diagonal_px <= 0:
+        return None
+    diagonal_mm = board.square_mm * math.hypot(board.files, board.ranks)
+    focal_px = (camera.camera_matrix[0][0] + camera.camera_matrix[1][1]) / 2
+    return focal_px * diagonal_mm / diagonal_px / 1000
+
+
+def camera_opener(options: LiveOptions, resumed_at_s: float | None, *, rewind_s: float = 0.0,
+                  focus_m: float | None = None) -> Callable[[], FrameSource]:
     """How to open the camera, or the footage standing in for one (resumed: from `rewind_s`
-    before the last logged event)."""
+    before the last logged event). A Pi camera is focused at `focus_m` (the board's
+    distance), or focuses itself continuously when that is not known."""
     if is_camera(options.camera):
-        return lambda: open_source(options.camera)
+        pi = PiCameraConfig(focus_m=focus_m)
+        return lambda: open_source(options.camera, pi=pi)
     start_s = options.start_s if options.start_s is not None else (
         max(0.0, resumed_at_s - rewind_s) if resumed_at_s is not None else 0.0)
     return lambda: open_source(options.camera, start_s=start_s, speed=options.speed)
@@ -124,17 +158,20 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
         check_camera_options(options)
     own_signals = signals is None
     if signals is None:
-        signals = open_signals(options.pins, names=camera_game(options.game).player_names)
+        signals = live_signals(options, print_line)
     ticker = Ticker(signals) if own_signals else None
     try:
         live = start_referee(options, print_line)
         settings = live.reader.settings
+        focus_m = board_distance_m(live.reader.lens.calibration)
+        if focus_m is not None and is_camera(options.camera):
+            print_line(f"focus: fixed at the board's distance, {focus_m:.2f} m")
         # From the start of the steady moment the last event was read at: earlier frames
         # may still show the hand that made that move, and a first reading with an arm in
         # view makes the arm's going look like another coming. (The first frame is searched
         # for the board at once.)
         open_camera = open_camera or camera_opener(
-            options, live.resumed_at_s, rewind_s=settings.stabiliser.settle_s)
+            options, live.resumed_at_s, rewind_s=settings.stabiliser.settle_s, focus_m=focus_m)
         referee_frames(live, options, signals, open_camera, print_line=print_line, clock=clock,
                        sleep=sleep)
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -21,7 +22,7 @@ from referee.app.events import Event, EventKind
 from referee.app.record import Recorder
 from referee.app.state_machine import Phase, Referee
 from referee.errors import NoBoardError, RefereeError
-from referee.rules import find_game
+from referee.rules import game_with_ruleset
 from referee.rules.core import Match
 from referee.rules.rinne import RinneRules
 from referee.rules.zensu import ZensuRules
@@ -472,9 +473,10 @@ def _shift(a: BoardPose, b: BoardPose) -> float:
                for o in b.orientations())
 
 
-def camera_game(name: str) -> RinneRules | ZensuRules:
-    """The game `name`, if the camera can referee it yet (the Rinne family and Zensū)."""
-    game = find_game(name)
+def camera_game(name: str, ruleset: str | Path | None = None) -> RinneRules | ZensuRules:
+    """The game `name` (as a ruleset file sets it out, if one is given), if the camera can
+    referee it yet (the Rinne family and Zensū)."""
+    game = game_with_ruleset(name, ruleset)
     if not isinstance(game, RinneRules | ZensuRules):
         raise RefereeError(f"{game.name}: not refereed from a camera yet (the Rinne family and "
                            "Zensū are)")

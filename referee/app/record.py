@@ -24,8 +24,9 @@ import numpy as np
 from referee.app.events import Event, EventKind
 from referee.errors import RecordError, RefereeError, UnknownGameError
 from referee.rules import find_game
-from referee.rules.core import Game, Match
+from referee.rules.core import Color, Game, Match
 from referee.rules.records import format_record
+from referee.rules.zensu import ZensuRules
 
 LOG_FORMAT = "referee-log/1"
 
@@ -254,10 +255,11 @@ def _changes(events: tuple[Event, ...]) -> Iterator[Event]:
 
 
 def board_svg(game: Game[Any, Any], position: Any, move: Any = None, cell: int = 36) -> str:
-    """A board diagram: pieces as their state letters, the last move's squares shaded."""
+    """A board diagram: pieces as their marks (`piece_mark`), the last move's squares shaded,
+    the goal or home squares green."""
     geometry = game.geometry  # type: ignore[attr-defined]
     width, height = geometry.files * cell, geometry.ranks * cell
-    marked = {move.from_square, move.to_square} if move is not None else set()
+    marked = {move.from_square, move.to_square} - {-1} if move is not None else set()
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 16}" '
              f'height="{height + 16}" viewBox="-16 0 {width + 16} {height + 16}">']
     for square in geometry.squares():
@@ -265,7 +267,7 @@ def board_svg(game: Game[Any, Any], position: Any, move: Any = None, cell: int =
         y = (geometry.ranks - 1 - geometry.rank_of(square)) * cell
         fill = "#f3d28b" if square in marked else (
             "#e9e4d4" if (geometry.file_of(square) + geometry.rank_of(square)) % 2 else "#d8cfb6")
-        if game.is_goal(square):  # type: ignore[attr-defined]
+        if _is_goal(game, square):
             fill = "#c9e3c1" if square not in marked else fill
         parts.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" '
                      'stroke="#555" stroke-width="1"/>')
@@ -277,7 +279,7 @@ def board_svg(game: Game[Any, Any], position: Any, move: Any = None, cell: int =
                 f'fill="{"#333" if dark else "#fff"}" stroke="#222"/>'
                 f'<text x="{x + cell / 2}" y="{y + cell / 2 + 5}" text-anchor="middle" '
                 f'font-family="sans-serif" font-size="15" font-weight="bold" '
-                f'fill="{"#fff" if dark else "#000"}">{piece.state.letter}</text>')
+                f'fill="{"#fff" if dark else "#000"}">{piece_mark(piece)}</text>')
     for file in range(geometry.files):
         parts.append(f'<text x="{file * cell + cell / 2}" y="{height + 13}" text-anchor="middle" '
                      f'font-family="sans-serif" font-size="11">{"abcdefghi"[file]}</text>')
@@ -287,6 +289,20 @@ def board_svg(game: Game[Any, Any], position: Any, move: Any = None, cell: int =
                      '</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def piece_mark(piece: Any) -> str:
+    """What a diagram writes on a piece: a Rinne-family piece's state letter, a Zensū
+    piece's large number."""
+    state = getattr(piece, "state", None)
+    return str(state.letter) if state is not None else str(piece.kind)
+
+
+def _is_goal(game: Any, square: int) -> bool:
+    """A square a player races to: the Rinne family's goals, Zensū's home territories."""
+    if isinstance(game, ZensuRules):
+        return any(game.is_home(square, color) for color in Color)
+    return bool(game.is_goal(square))
 
 
 def _ply_html(game: Game[Any, Any], ply: int, text: str, position: Any, move: Any,

@@ -37,12 +37,14 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str | None = 
                    progress: TextIO | None = None,
                    settings: PipelineSettings | None = None,
                    calibration: str | Path | None = None,
-                   board: str | Path | None = None) -> ReplayResult:
+                   board: str | Path | None = None,
+                   ruleset: str | Path | None = None) -> ReplayResult:
     """Referee `footage`; the log, record, keyframes and report go to `out`, a folder or a
     record file (default: a folder beside the footage; `log`: the log elsewhere, see
     `GameFiles`). Whatever was read before a fault stays in the log.
-    `calibration`: the camera file of the footage; `board`: a board profile."""
-    game = camera_game(game_name)
+    `calibration`: the camera file of the footage; `board`: a board profile; `ruleset`: a
+    ruleset file for the game (Zensū)."""
+    game = camera_game(game_name, ruleset)
     files = load_calibration(files_for(str(footage), calibration, board), game)
     referee, reader = board_referee(game, pieces, model=model, settings=settings,
                                     calibration=files)

@@ -16,7 +16,7 @@ from referee.rules.zensu import default_zensu, zensu_from_toml
 
 __all__ = [
     "Color", "Game", "Geometry", "Match", "Outcome", "Termination", "find_game", "game_names",
-    "load_ruleset",
+    "game_with_ruleset", "load_ruleset",
 ]
 
 _REGISTRY: dict[str, Game[Any, Any]] = {game.name: game for game in _RINNE_FAMILY}
@@ -49,3 +49,14 @@ def load_ruleset(path: str | Path) -> Game[Any, Any]:
     if game == "renaissance":
         return RenaissanceRules(renaissance_from_toml(data, str(path)))
     raise RulesetError(f"{path}: game must be \"zensu\" or \"renaissance\", not {game!r}")
+
+
+def game_with_ruleset(name: str, ruleset: str | Path | None) -> Game[Any, Any]:
+    """The game `name`, or the one a ruleset file describes (which must be that game)."""
+    game = find_game(name)
+    if ruleset is None:
+        return game
+    custom = load_ruleset(ruleset)
+    if custom.name != game.name:
+        raise RulesetError(f"{ruleset} is a ruleset for {custom.name}, not {game.name}")
+    return custom

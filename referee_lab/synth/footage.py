@@ -52,6 +52,9 @@ FAULTS = ("drop", "bump", "light", "illegal", "forgotten", "linger", "knocked", 
 MOVING_FAULTS = {"illegal", "forgotten", "linger", "knocked", "takeback"}
 
 
+END_HOLD_S = 5.0  # seconds of the final position at the end of footage
+
+
 @dataclass(frozen=True)
 class FootageOptions:
     fps: float = 30.0
@@ -430,6 +433,11 @@ def _direct(director: Director, acts: list[Act], footage: FootageOptions,
         if i == bump_after:
             director.bump()
             director.pause(float(rng.uniform(0.6, 1.0)), act.note + " (board bumped)")
+    # The players look at the final position while the camera keeps recording: long enough
+    # for a referee that waits out an arm (`StabiliserSettings.occlusion_timeout_s`, 4 s),
+    # since a captured piece set down beside the board looks like one. Drawn from no random
+    # numbers, so the frames before it stay those of the same seed.
+    director.pause(END_HOLD_S, "the final position")
 
 
 def _dropped(count: int, footage: FootageOptions, rng: np.random.Generator) -> set[int]:

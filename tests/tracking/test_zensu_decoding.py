@@ -3,6 +3,7 @@ game refereed to Red's win, and a forced pass played by the referee itself."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -122,3 +123,17 @@ def test_a_player_without_a_move_passes_and_the_referee_plays_it() -> None:
     accepted = [(e.move, e.detail) for e in events if e.kind is EventKind.ACCEPTED]
     assert accepted == [("2 a8 - a6", ""), ("pass", "Turquoise cannot move")]
     assert referee.match.moves == [red_move, PASS] and referee.match.position.turn is Color.SECOND
+
+
+def test_the_report_draws_zensu_boards_with_their_numbers_and_home_ranks(tmp_path) -> None:
+    from referee.app.record import Recorder, board_svg
+
+    truth = sample()
+    svg = board_svg(ZENSU, truth.positions[0], None)
+    marks = re.findall(r'font-weight="bold" fill="#(fff|000)">(\d)</text>', svg)
+    assert sorted(marks) == sorted([("000", "1"), ("000", "2"), ("fff", "1"), ("fff", "2")] * 6)
+    assert svg.count("#c9e3c1") == 12  # both home ranks
+    recorder = Recorder(tmp_path, ZENSU, {})
+    recorder.finish(truth)
+    report = (tmp_path / "report.html").read_text()
+    assert report.count("<svg") == len(truth.moves) + 1 and "Red wins" in report
