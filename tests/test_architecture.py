@@ -48,7 +48,7 @@ ENTRY_POINTS = {"referee.cli": {"referee.__main__"}, "referee_lab.cli": set()}
 
 @cache
 def project_graph() -> grimp.ImportGraph:
-    return grimp.build_graph("referee", "referee_lab", include_external_packages=True)
+    return grimp.build_graph("referee", "referee_lab", include_external_packages=True, cache_dir=None)
 
 
 def _under(module: str, package: str) -> bool:

@@ -43,7 +43,7 @@ class GameSpec:
 
 
 def known_games() -> list[str]:
-    return sorted([*game_names(), *LOCAL_GAMES])
+    return sorted({*game_names(), *LOCAL_GAMES})
 
 
 def game_spec(name: str) -> GameSpec:
