@@ -26,3 +26,15 @@ def test_the_demo_reads_the_designers_game_to_white_winning(tmp_path, capsys, mo
     expected = Expected.load(demo_footage().with_suffix(".expected.json"))
     assert tuple(published) == expected.plies
     assert (tmp_path / "report.html").read_text().count("<svg") == 32
+
+
+def test_the_zensu_demo_reads_the_constructed_game_to_reds_double_capture(tmp_path, capsys):
+    assert main(["demo", "--game", "zensu", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    sample = (DATA / "records" / "zensu-sample.txt").read_text().splitlines()
+    published = [line for line in sample if line[:1].isdigit()]
+    assert f"{len(published)} plies read; Red wins" in out
+    recorded = [line for line in (tmp_path / "game.txt").read_text().splitlines()
+                if line[:1].isdigit()]
+    assert recorded == published
+    assert not any("illegal move" in line for line in out)

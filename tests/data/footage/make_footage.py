@@ -51,6 +51,11 @@ RECIPES = (
            events=("GAME_OVER",)),
     Recipe("tensei-penta-whole", "tensei", 810032, 10, pieces="penta", whole=True,
            events=("GAME_OVER",)),
+    # Zensū (its own pieces): a whole game with a double capture, an illegal move put right
+    Recipe("zensu-whole", "zensu", 810124, 16, pieces="zensu", whole=True,
+           events=("GAME_OVER",)),
+    Recipe("zensu-illegal", "zensu", 800101, 5, pieces="zensu", faults=("illegal",),
+           events=("ILLEGAL", "RESTORED")),
 )
 
 
@@ -60,7 +65,8 @@ def make(recipe: Recipe) -> None:
     if recipe.whole and match is None:
         raise SystemExit(f"{recipe.name}: the game did not end within {recipe.plies} plies")
     render_footage(recipe.game, video, recipe.seed, match=match,
-                   options=RenderOptions(width=1280, height=720, pieces=recipe.pieces),
+                   options=RenderOptions(width=1280, height=720,
+                                         pieces=None if recipe.pieces == "zensu" else recipe.pieces),
                    footage=FootageOptions(plies=recipe.plies, faults=recipe.faults))
     sidecar = video.with_suffix(".json")
     result = ""
