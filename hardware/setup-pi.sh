@@ -52,10 +52,20 @@ cd "$ROOT"
 "$ROOT/.venv/bin/python" -m pip install --constraint "$CONSTRAINTS" -e ".[pi]"
 
 echo "== checking the imports"
+# onnxruntime 1.21 stops a Pi 4 with "Illegal instruction" on import: better here than in a game
 "$ROOT/.venv/bin/python" - <<'PY'
-import cv2, gpiozero, numpy, picamera2  # noqa: F401 - picamera2 fails here if numpy clashes
-print(f"numpy {numpy.__version__}, OpenCV {cv2.__version__}, gpiozero {gpiozero.__version__}: "
-      f"picamera2 from {picamera2.__file__}, gpiozero from {gpiozero.__file__}")
+import sys
+from importlib.metadata import version  # gpiozero has no __version__
+
+import cv2, gpiozero, numpy, onnxruntime, picamera2  # picamera2 fails here if numpy clashes
+
+print(f"numpy {numpy.__version__}, OpenCV {cv2.__version__}, onnxruntime {onnxruntime.__version__}, "
+      f"gpiozero {version('gpiozero')}: picamera2 from {picamera2.__file__}")
+# A camera lost mid-capture can only be closed once its queued capture is cancelled
+# (referee/hardware/picamera.py): that needs picamera2 0.3.20 or later.
+if not hasattr(picamera2.Picamera2, "cancel_all_and_flush"):
+    sys.exit("setup-pi.sh: this python3-picamera2 is older than 0.3.20 (no cancel_all_and_flush): "
+             "run `sudo apt full-upgrade`, then this script again")
 PY
 
 if [[ $SERVICE -eq 1 ]]; then

@@ -4,10 +4,19 @@ or corrupt log in one line and leave it as it was."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from referee.app.live import LiveOptions, run_live
+import pytest
+
+from referee.app.calibrated import Calibration
+from referee.app.live import LiveOptions, board_distance_m, run_live
+from referee.calibration.defaults import pi_camera_module_3
+from referee.calibration.files import BoardProfile, PlayerPieces
 from referee.cli import main
+from referee.hardware import signals as signals_module
 from referee.hardware.signals import TerminalSignals
 from tests import ROOT
 from tests.test_replay_cli import noise_video
@@ -81,3 +90,68 @@ def test_a_bad_pin_map_is_one_line_and_no_game_is_logged(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == f"referee: {pins}: turn.second: GPIO17 is already used by leds.green\n"
     assert not out.exists()  # put right, the same command starts the game
+
+
+def live_command(tmp_path: Path, factory: str) -> subprocess.CompletedProcess[str]:
+    """`referee live` on a short video in a fresh interpreter, with GPIOZERO_PIN_FACTORY."""
+    video = noise_video(tmp_path / "table.avi", frames=30)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GPIOZERO_PIN_FACTORY": factory,
+           "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "referee", "live", "--game", "rinne", "--camera",
+                           str(video), "--speed", "0", "--out", str(tmp_path / "game")],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+def test_live_on_gpiozero_mock_pins_without_pwm_referees_and_says_why_it_beeps(tmp_path):
+    result = live_command(tmp_path, "mock")
+    assert result.returncode == 0, result.stderr
+    assert "cannot drive" not in result.stderr
+    assert ("the buzzer on GPIO18: this pin factory (MockFactory) has no PWM, so the tunes are "
+            "beeped on and off at one pitch") in result.stderr
+    assert "the footage ended: 0 plies" in result.stdout
+
+
+def test_live_with_a_pin_factory_that_cannot_load_is_one_line_and_no_game(tmp_path):
+    """The service sets GPIOZERO_PIN_FACTORY=lgpio: without lgpio (or the gpio group) it
+    stops at once with one line, rather than refereeing with dark lights."""
+    result = live_command(tmp_path, "nonexistent")
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("referee: no GPIO here (")
+    assert "install python3-lgpio (hardware/setup-pi.sh) and add the user to the gpio group" in \
+        result.stderr
+    assert not (tmp_path / "game").exists()
+
+
+def test_live_without_gpio_says_the_cues_go_to_the_terminal(tmp_path, capsys,
+                                                             monkeypatch: pytest.MonkeyPatch):
+    def no_gpio() -> None:
+        raise ImportError("Unable to load any default pin factory!")
+
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    monkeypatch.setattr(signals_module, "_default_factory", no_gpio)
+    video = noise_video(tmp_path / "table.avi", frames=10)
+    assert main(["live", "--game", "rinne", "--camera", str(video), "--speed", "0", "--out",
+                 str(tmp_path / "game")]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "no GPIO here (Unable to load any default pin factory!): the cues are shown in this "
+        "terminal")
+    # --pins asks for the lights: then no GPIO is an error
+    assert main(["live", "--game", "rinne", "--camera", str(video), "--pins",
+                 str(ROOT / "hardware" / "pins.toml"), "--out", str(tmp_path / "g2")]) == 1
+    assert capsys.readouterr().err.startswith("referee: no GPIO here (Unable to load")
+    assert not (tmp_path / "g2").exists()
+
+
+def test_the_board_distance_comes_from_the_board_profile_and_the_lens():
+    camera = pi_camera_module_3(1280, 720)  # fx 940.5 px
+    pieces = PlayerPieces("white", "#ffffff", "#000000")
+    # Rinne's 5x6 board of 40 mm squares seen face on, 37.6 px a square: 1.0 m away
+    square = 940.4761904761905 * 40 / 1000
+    w, h = 5 * square, 6 * square
+    corners = ((400.0, 100.0), (400.0 + w, 100.0), (400.0 + w, 100.0 + h), (400.0, 100.0 + h))
+    profile = BoardProfile("rinne", 5, 6, 40.0, corners, "bottom", None, pieces, pieces)
+    assert board_distance_m(Calibration(camera, None, profile)) == pytest.approx(1.0)
+    for unknown in (Calibration(camera, None, None), Calibration(None, None, profile),
+                    Calibration(camera, None, BoardProfile("rinne", 5, 6, None, corners, "bottom",
+                                                           None, pieces, pieces))):
+        assert board_distance_m(unknown) is None

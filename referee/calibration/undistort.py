@@ -99,8 +99,13 @@ class Undistorter:
         pts = np.asarray(points_px, np.float64).reshape(-1, 1, 2)
         # More iterations than undistortPoints' 5: a strong lens needs them near the corners.
         criteria = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 100, 1e-10)
-        out = cv2.undistortPoints(pts, calibration.K, calibration.dist, None, None,
-                                  self.camera_matrix, criteria)
+        # OpenCV 4 takes the criteria in undistortPointsIter, OpenCV 5 in undistortPoints.
+        iterate = getattr(cv2, "undistortPointsIter", None)
+        if iterate is not None:
+            out = iterate(pts, calibration.K, calibration.dist, None, self.camera_matrix, criteria)
+        else:
+            out = cv2.undistortPoints(pts, calibration.K, calibration.dist, None, None,
+                                      self.camera_matrix, criteria)
         return np.asarray(out).reshape(-1, 2)
 
 

@@ -106,11 +106,9 @@ class GpioSignals(Closing):
                 self._turn = self._make(gpiozero.RGBLED, "the RGB turn LED", pins.turn.red,
                                         pins.turn.green, pins.turn.blue, pwm=False)
             self._buzzer: Any = None
+            self._tonal = pins.buzzer is not None and pins.buzzer.tonal
             if pins.buzzer is not None and pins.buzzer.tonal:
-                from gpiozero.tones import Tone
-
-                self._buzzer = self._make(gpiozero.TonalBuzzer, "the buzzer", pins.buzzer.pin,
-                                          mid_tone=Tone(MID_TONE), octaves=OCTAVES)
+                self._buzzer = self._tonal_buzzer(gpiozero, pins.buzzer.pin)
             elif pins.buzzer is not None:
                 self._buzzer = self._make(gpiozero.Buzzer, "the buzzer", pins.buzzer.pin)
             if pins.button is not None:
@@ -129,9 +127,27 @@ class GpioSignals(Closing):
             device = kind(*pins, pin_factory=self._factory, **options)
         except Exception as error:
             where = "/".join(f"GPIO{pin}" for pin in pins)
-            raise SignalsError(f"cannot drive {what} on {where}: {error}") from error
+            raise SignalsError(f"cannot drive {what} on {where}: {why(error)}") from error
         self._devices.append(device)
         return device
+
+    def _tonal_buzzer(self, gpiozero: Any, pin: int) -> Any:
+        """A TonalBuzzer plays the tunes with PWM. A pin factory without PWM (gpiozero's
+        MockFactory with its default pins, or a native factory) gets a plain on/off buzzer
+        instead, which beeps each tune's rhythm on one pitch, and the log says so."""
+        from gpiozero.exc import PinPWMUnsupported
+        from gpiozero.tones import Tone
+
+        try:
+            return self._make(gpiozero.TonalBuzzer, "the buzzer", pin, mid_tone=Tone(MID_TONE),
+                              octaves=OCTAVES)
+        except SignalsError as error:
+            if not isinstance(error.__cause__, PinPWMUnsupported):
+                raise
+        log.warning("the buzzer on GPIO%d: this pin factory (%s) has no PWM, so the tunes are "
+                    "beeped on and off at one pitch", pin, type(self._factory).__name__)
+        self._tonal = False
+        return self._make(gpiozero.Buzzer, "the buzzer", pin)
 
     @property
     def panel(self) -> Panel:
@@ -170,7 +186,7 @@ class GpioSignals(Closing):
         tone = self._panel.tone(now)
         if tone != self._sounding and self._buzzer is not None:
             self._sounding = tone
-            if self._pins.buzzer is not None and self._pins.buzzer.tonal:
+            if self._tonal:
                 self._buzzer.stop() if tone is None else self._buzzer.play(tone)
             else:
                 self._buzzer.value = tone is not None
@@ -193,22 +209,39 @@ def _rgb(lights: Lights, turn: TurnRgb) -> tuple[int, int, int]:
 
 def open_signals(pins: PinMap | str | Path | None = None, *, pin_factory: Any = None,
                  clock: Clock = time.monotonic, stream: TextIO | None = None,
-                 names: tuple[str, str] = ("White", "Black"), require_gpio: bool = False) -> Signals:
+                 names: tuple[str, str] = ("White", "Black"), require_gpio: bool = False,
+                 say: Callable[[str], None] | None = None) -> Signals:
     """GPIO signals from a pin map (a path, a `PinMap`, or None for the default wiring).
 
-    Without a pin factory, gpiozero's default is tried (lgpio on a Pi); where there is no
-    GPIO at all (a laptop), the cues go to the terminal instead, unless `require_gpio`."""
+    Without a pin factory, gpiozero's default is tried (`GPIOZERO_PIN_FACTORY`, else lgpio
+    on a Pi); where there is no GPIO at all (a laptop), the cues go to the terminal instead,
+    which `say` is told in one line, unless `require_gpio`: then one `SignalsError` line."""
     pin_map = pins if isinstance(pins, PinMap) else load_pin_map(pins)
     if pin_factory is None:
         try:
             pin_factory = _default_factory()
         except Exception as error:
             if require_gpio:
-                raise SignalsError(f"no GPIO here ({error}); is this a Raspberry Pi with "
-                                   "python3-lgpio installed?") from error
-            log.info("no GPIO (%s): signals go to the terminal", error)
+                raise SignalsError(f"no GPIO here ({why(error)}): on a Raspberry Pi, install "
+                                   "python3-lgpio (hardware/setup-pi.sh) and add the user to "
+                                   "the gpio group") from error
+            line = f"no GPIO here ({why(error)}): the cues are shown in this terminal"
+            if say is not None:
+                say(line)
+            else:
+                log.info("%s", line)
             return TerminalSignals(stream, names=names)
     return GpioSignals(pin_map, pin_factory=pin_factory, clock=clock)
+
+
+def why(error: BaseException) -> str:
+    """An exception in words, also where it has none (gpiozero raises some bare)."""
+    name = type(error).__name__
+    return str(error).strip() or _BARE.get(name, name)
+
+
+_BARE = {"PinPWMUnsupported": "this pin factory has no PWM on it (PinPWMUnsupported)",
+         "BadPinFactory": "no pin factory could be loaded (BadPinFactory)"}
 
 
 def _default_factory() -> Any:

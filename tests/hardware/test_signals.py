@@ -251,11 +251,33 @@ def test_a_pin_in_use_fails_cleanly_and_releases_the_others(factory: MockFactory
         pass
 
 
-def test_a_tonal_buzzer_on_a_pin_without_pwm_is_a_clear_error():
+def test_a_tonal_buzzer_on_a_pin_without_pwm_beeps_on_and_off_instead(
+        caplog: pytest.LogCaptureFixture):
+    """gpiozero's MockFactory with its plain pins (GPIOZERO_PIN_FACTORY=mock) has no PWM: the
+    buzzer still sounds each tune's rhythm, on one pitch, and the log says why."""
     factory = MockFactory()  # plain MockPin: no PWM
-    with pytest.raises(SignalsError, match=r"cannot drive the buzzer on GPIO18"):
-        GpioSignals(DEFAULT_PINS, pin_factory=factory)
-    LED(17, pin_factory=factory).close()  # released
+    with GpioSignals(DEFAULT_PINS, pin_factory=factory) as signals:
+        signals.show(Cue.ILLEGAL, 0.0)
+        signals.tick(0.05)
+        assert factory.pin(BUZZER).state == 1
+        signals.tick(5.0)
+        assert factory.pin(BUZZER).state == 0
+    assert "the buzzer on GPIO18: this pin factory (MockFactory) has no PWM" in caplog.text
+    LED(18, pin_factory=factory).close()  # released
+
+
+def test_a_device_that_fails_without_a_message_is_still_explained(monkeypatch: pytest.MonkeyPatch):
+    """gpiozero raises some errors bare (PinPWMUnsupported()): the line never ends at a colon."""
+    from gpiozero.exc import PinPWMUnsupported
+
+    def no_led(*args: object, **kwargs: object) -> None:
+        raise PinPWMUnsupported()
+
+    monkeypatch.setattr("gpiozero.LED", no_led)
+    with pytest.raises(SignalsError) as error:
+        GpioSignals(DEFAULT_PINS, pin_factory=MockFactory(pin_class=MockPWMPin))
+    assert str(error.value) == ("cannot drive the green LED on GPIO17: this pin factory has no "
+                                "PWM on it (PinPWMUnsupported)")
 
 
 def test_close_switches_everything_off(factory: MockFactory):
@@ -286,8 +308,13 @@ def test_without_gpio_the_cues_go_to_the_terminal(monkeypatch: pytest.MonkeyPatc
     assert out.getvalue().splitlines() == [
         "[turn] Gold to move", "[green] move accepted", "[red] illegal move: put the pieces back",
         "[amber] promote the piece", "[win] Silver wins"]
-    with pytest.raises(SignalsError, match=r"no GPIO here .*python3-lgpio"):
+    with pytest.raises(SignalsError, match=r"no GPIO here .*python3-lgpio.*gpio group"):
         open_signals(None, require_gpio=True)
+    said: list[str] = []
+    with open_signals(None, stream=out, say=said.append):
+        pass
+    assert said == ["no GPIO here (Unable to load any default pin factory!): the cues are shown "
+                    "in this terminal"]
 
 
 def test_a_bad_pin_map_is_refused_even_without_gpio(tmp_path, monkeypatch: pytest.MonkeyPatch):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import cv2
@@ -18,6 +19,7 @@ from referee.hardware.sources import (
     VideoFileSource,
     frame_level,
     open_source,
+    quiet_opencv,
 )
 
 
@@ -272,3 +274,21 @@ def test_a_start_or_a_speed_is_for_footage_only(video: Path):
         open_source(video, speed=-1.0)
     with open_source(video, speed=4.0) as source:
         assert isinstance(source, PacedSource) and source.description == f"video {video} at 4x"
+
+
+def test_footage_opens_with_the_opencv_4_a_pi_gets(monkeypatch: pytest.MonkeyPatch, video: Path):
+    """OpenCV 4.11 (hardware/setup-pi.sh with numpy 1) has cv2.getLogLevel and cv2.setLogLevel
+    and no cv2.utils.logging (OpenCV 5's): both are used as they come."""
+    levels = [3]  # LOG_LEVEL_WARNING, OpenCV's default
+    monkeypatch.setattr(cv2, "utils", types.SimpleNamespace())
+    monkeypatch.setattr(cv2, "getLogLevel", lambda: levels[-1], raising=False)
+    monkeypatch.setattr(cv2, "setLogLevel", levels.append, raising=False)
+    with quiet_opencv():
+        assert levels[-1] == 2  # LOG_LEVEL_ERROR while opening
+    assert levels[-1] == 3
+    with open_source(video) as source:
+        assert len(list(source)) == 40
+    assert levels[1:] == [2, 3, 2, 3]
+    monkeypatch.delattr(cv2, "getLogLevel")  # a build with neither: opened all the same
+    with open_source(video) as source:
+        assert next(iter(source)).index == 0

@@ -4,6 +4,7 @@ gone ends with one clear error; black frames are signalled. No real sleeps: the 
 from __future__ import annotations
 
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -12,11 +13,27 @@ import numpy as np
 import pytest
 
 from referee.errors import CameraLost, SourceError
+from referee.hardware.cues import Cue
+from referee.hardware.frames import Frame
 from referee.hardware.picamera import PiCameraConfig, PiCameraSource
 from referee.hardware.signals import TerminalSignals
 from referee.hardware.sources import open_source
 from referee.hardware.watch import watched_frames
-from tests.hardware.fake_picamera2 import Script, make_module
+from referee.rules.core import Color
+from tests.hardware.fake_picamera2 import Script, finishes, make_module
+
+
+class LoggedSignals(TerminalSignals):
+    """Terminal signals that also write each cue into the fake camera's log, so that the
+    order of cues and camera calls can be checked."""
+
+    def __init__(self, log: list[str], stream: io.StringIO) -> None:
+        super().__init__(stream)
+        self._log = log
+
+    def show(self, cue: Cue, now: float, *, player: Color | None = None) -> None:
+        self._log.append(f"cue {cue.name}")
+        super().show(cue, now, player=player)
 
 
 class Clock:
@@ -44,7 +61,9 @@ def test_a_lost_camera_is_signalled_reopened_and_the_frames_carry_on(script: Scr
     out = io.StringIO()
     frames = watched_frames(lambda: PiCameraSource(PiCameraConfig(size=(32, 24)), clock=clock),
                             TerminalSignals(out), clock=clock, sleep=clock.sleep, retry_s=3.0)
-    seen = [frame for _, frame in zip(range(10), frames, strict=False)]
+    seen: list[Frame] = []
+    assert finishes(lambda: seen.extend(frame for _, frame in zip(range(10), frames,
+                                                                  strict=False))) == []
     frames.close()
     assert [frame.index for frame in seen] == list(range(10))
     stamps = [frame.timestamp_s for frame in seen]
@@ -66,11 +85,33 @@ def test_a_camera_that_stays_gone_ends_with_one_clear_error(script: Script):
     frames = watched_frames(lambda: PiCameraSource(PiCameraConfig(size=(32, 24)), clock=clock),
                             TerminalSignals(out), clock=clock, sleep=clock.sleep, retry_s=5.0,
                             give_up_s=60.0)
-    with pytest.raises(CameraLost, match=r"no frame for 2 s after frame 2.*still gone after 60 s "
-                                         r"\(no Pi camera 0 found"):
-        list(frames)
+    raised = finishes(lambda: list(frames))
+    assert len(raised) == 1 and isinstance(raised[0], CameraLost), raised
+    assert re.search(r"no frame for 2 s after frame 2.*still gone after 60 s "
+                     r"\(no Pi camera 0 found", str(raised[0]))
     assert out.getvalue().splitlines() == ["[red] camera lost"]
     assert 60.0 <= clock.now <= 70.0  # it tried every 5 s for a minute, without sleeping here
+
+
+def test_the_alarm_sounds_before_the_lost_camera_is_touched(script: Script):
+    """The players hear of a lost camera first; only then is it closed (which cancels its
+    dead capture so that stopping it cannot hang), and opened again."""
+    clock = Clock()
+    script.stop_after = 2
+    script.on_timeout = clock.sleep
+    frames = watched_frames(lambda: PiCameraSource(PiCameraConfig(size=(32, 24)), clock=clock),
+                            LoggedSignals(script.log, io.StringIO()), clock=clock,
+                            sleep=clock.sleep, retry_s=1.0)
+    seen: list[int] = []
+    assert finishes(lambda: seen.extend(frame.index for _, frame in zip(range(3), frames,
+                                                                        strict=False))) == []
+    frames.close()
+    assert seen == [0, 1, 2]
+    calls = [entry for entry in script.log if entry != "release"]
+    assert calls == ["open 0", "configure", "start",
+                     "cue CAMERA_LOST", "cancel_all_and_flush", "stop", "close",
+                     "open 0", "configure", "start", "cue CAMERA_BACK",
+                     "cancel_all_and_flush", "stop", "close"]
 
 
 def test_a_camera_missing_at_the_start_fails_at_once(script: Script):

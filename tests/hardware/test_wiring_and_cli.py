@@ -149,3 +149,25 @@ def test_a_broken_video_is_one_line_on_stderr_with_no_ffmpeg_chatter(tmp_path: P
     assert result.returncode == 1
     assert result.stderr == f"referee: {path}: cannot open it as a video (not a video, truncated, " \
                             "or a codec OpenCV lacks)\n"
+
+
+@pytest.mark.parametrize("cancels", [True, False])
+def test_the_setup_scripts_import_check(tmp_path: Path, cancels: bool):
+    """setup-pi.sh's last check, run here with a stand-in picamera2: it names every version
+    (gpiozero has no __version__), and refuses a picamera2 without cancel_all_and_flush."""
+    script = (HARDWARE / "setup-pi.sh").read_text()
+    check = re.search(r'python" - <<\'PY\'\n(.*?)\nPY\n', script, re.DOTALL)
+    assert check is not None
+    stand_in = tmp_path / "picamera2"
+    stand_in.mkdir()
+    method = "    def cancel_all_and_flush(self) -> None: ...\n" if cancels else "    pass\n"
+    (stand_in / "__init__.py").write_text(f"class Picamera2:\n{method}")
+    result = subprocess.run([sys.executable, "-c", check.group(1)], capture_output=True, text=True,
+                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)}, check=False)
+    if cancels:
+        assert result.returncode == 0, result.stderr
+        assert re.match(r"numpy \S+, OpenCV \S+, onnxruntime \S+, gpiozero \S+: picamera2 from ",
+                        result.stdout)
+    else:
+        assert result.returncode == 1
+        assert "older than 0.3.20 (no cancel_all_and_flush)" in result.stderr

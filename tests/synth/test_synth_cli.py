@@ -9,7 +9,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from referee.cli import main
+from referee_lab.cli import main
 from tests import DATA
 
 RECORDS = DATA / "records"

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from referee.cli import main
 from referee.errors import ModelError
 from referee.vision.corner_net import STRIDE, CornerNet, decode, shrink
+from referee_lab.cli import main
 from referee_lab.corner_data import (
     FIRST_SEED,
     HAND_HALF,

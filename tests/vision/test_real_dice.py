@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from referee.cli import main
 from referee.vision.classifier import Classifier
+from referee_lab.cli import main
 from referee_lab.datasets import RealDice, split_groups
 from referee_lab.evaluate import evaluate_dice
 

@@ -18,6 +18,7 @@ from referee.errors import ModelError
 from referee.vision.classifier import Classifier, default_models_dir, sha256_of
 from referee.vision.crops import crop_squares, seam_quads
 from referee.vision.monomino import MONOMINO_LABELS
+from referee_lab.cli import main as lab_main
 from referee_lab.renders import (
     PENTA_LABELS,
     SEAM_LABELS,
@@ -329,7 +330,7 @@ def test_eval_reads_held_out_renders_as_the_referee_does(capsys: pytest.CaptureF
     reads (tiles: to whole pieces), the last one in the headline too."""
     from referee_lab.render_eval import WHOLE_PIECES
 
-    assert main(["eval", "--pieces", "tiles", "--frames", "1"]) == 0
+    assert lab_main(["eval", "--pieces", "tiles", "--frames", "1"]) == 0
     out = capsys.readouterr().out
     headline = next(line for line in out.splitlines() if line.startswith("- Boards read"))
     assert WHOLE_PIECES in headline
