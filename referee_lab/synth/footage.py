@@ -424,7 +424,12 @@ def _direct(director: Director, acts: list[Act], footage: FootageOptions,
         director.marks.events["light"] = light_event
     for i, act in enumerate(acts):
         director.act(act)
-        director.pause(float(rng.uniform(0.6, 1.8)), act.note)
+        pause_s = float(rng.uniform(0.6, 1.8))
+        # The players look at the final position while the camera keeps recording: long
+        # enough for a referee that waits out an arm (`StabiliserSettings.occlusion_timeout_s`,
+        # 4 s), since a captured piece set down beside the board looks like one. The pause is
+        # drawn all the same, so the random numbers after it are those of the same seed.
+        director.pause(max(pause_s, END_HOLD_S) if i == len(acts) - 1 else pause_s, act.note)
         if i == light_after:
             step = len(director.frames)
             director.light_step = (step, gain, tint)
@@ -433,11 +438,6 @@ def _direct(director: Director, acts: list[Act], footage: FootageOptions,
         if i == bump_after:
             director.bump()
             director.pause(float(rng.uniform(0.6, 1.0)), act.note + " (board bumped)")
-    # The players look at the final position while the camera keeps recording: long enough
-    # for a referee that waits out an arm (`StabiliserSettings.occlusion_timeout_s`, 4 s),
-    # since a captured piece set down beside the board looks like one. Drawn from no random
-    # numbers, so the frames before it stay those of the same seed.
-    director.pause(END_HOLD_S, "the final position")
 
 
 def _dropped(count: int, footage: FootageOptions, rng: np.random.Generator) -> set[int]:
