@@ -22,6 +22,7 @@ takes from the corners, so it reads the refiner's shards.
 
 from __future__ import annotations
 
+import enum
 import multiprocessing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -40,10 +41,22 @@ from referee.vision.pose import apply_homography, board_corners, board_lattice, 
 FIRST_SEED = 5_000_000  # far from the finder's development and held-out sets (20000-260000)
 SHARD = 200
 
-HAND_THIRD = "seed % 3 == 0"  # `corners`
-HAND_HALF = "np.random.default_rng([seed, 7]).random() < 0.5"  # `corners-big`
-HAND_SIXTY = "np.random.default_rng([seed, 99]).random() < 0.6"  # `corners-refine`
-HAND_RULES = (HAND_THIRD, HAND_HALF, HAND_SIXTY)
+class HandRule(enum.Enum):
+    """Which training frames get a hand over the board. Each value is the rule as the cards
+    of the networks trained that way record it."""
+
+    THIRD = "seed % 3 == 0"  # `corners`
+    HALF = "np.random.default_rng([seed, 7]).random() < 0.5"  # `corners-big`
+    SIXTY = "np.random.default_rng([seed, 99]).random() < 0.6"  # `corners-refine`, `corners-grid`
+
+    def applies(self, seed: int) -> bool:
+        """Whether the training frame of `seed` has a hand over the board."""
+        if self is HandRule.THIRD:
+            return seed % 3 == 0
+        if self is HandRule.HALF:  # drawn apart from the game, which follows the seed in turn
+            return bool(np.random.default_rng([seed, 7]).random() < 0.5)
+        # the first draw of the generator that then moves the guesses
+        return bool(_view_generator(seed).random() < 0.6)
 
 
 @dataclass(frozen=True)
@@ -54,7 +67,7 @@ class CornerRecipe:
 
     model: str  # <model>.onnx and <model>.json; also its frames' default cache folder
     games: tuple[str, ...]
-    hand: str  # one of HAND_RULES
+    hand: HandRule
     frames: int
     steps: int
     boards: tuple[str, ...] | None = None  # the card's `boards` (CornerNet.trained_on); None: no list
@@ -72,22 +85,22 @@ class CornerRecipe:
 
 
 RECIPES: Mapping[str, CornerRecipe] = MappingProxyType({
-    "corners": CornerRecipe(model="corners", games=("flipflop-3x3",), hand=HAND_THIRD, frames=4000,
+    "corners": CornerRecipe(model="corners", games=("flipflop-3x3",), hand=HandRule.THIRD, frames=4000,
                             steps=5000),
     "corners-big": CornerRecipe(
         model="corners-big",
         games=("flipflop-3x3", "rinne", "flipflop-3x3", "rinne-5x5", "flipflop-3x3", "tensei",
                "flipflop-3x3", "flipflop-5x5", "flipflop-3x3", "tensei-5x5"),
-        hand=HAND_HALF, frames=8000, steps=7000, boards=("5x5", "5x6"),
+        hand=HandRule.HALF, frames=8000, steps=7000, boards=("5x5", "5x6"),
         use="find_board on 5x5 and 5x6 boards (corner_net_big); 3x3 boards use corners.onnx"),
     "corners-refine": CornerRecipe(
-        model="corners-refine", games=("flipflop-3x3",), hand=HAND_SIXTY, frames=6800, steps=8000,
+        model="corners-refine", games=("flipflop-3x3",), hand=HandRule.SIXTY, frames=6800, steps=8000,
         boards=("3x3",), first_seed=6_000_000, canvas=Canvas(3, 3, square_px=32, margin=1.0), views=3,
         use="find_board on 3x3 boards (corner_refiner): the board's corners from the corner "
             "network's guess, read again in a view rectified by it"),
     # The refiner's views (its frames, then 3,400 more of the same draw), every intersection marked
     "corners-grid": CornerRecipe(
-        model="corners-grid", games=("flipflop-3x3",), hand=HAND_SIXTY, frames=10200, steps=8000,
+        model="corners-grid", games=("flipflop-3x3",), hand=HandRule.SIXTY, frames=10200, steps=8000,
         boards=("3x3",), first_seed=6_000_000, canvas=Canvas(3, 3, square_px=32, margin=1.0), views=3,
         points="grid",
         use="find_board on 3x3 boards (corner_grid): the 16 intersections of the board's lines "
@@ -112,15 +125,9 @@ class CornerFrames:
     games: tuple[str, ...]
 
 
-def has_hand(seed: int, rule: str) -> bool:
-    """Whether the training frame of `seed` has a hand over the board, by `rule` (HAND_RULES)."""
-    if rule == HAND_THIRD:
-        return seed % 3 == 0
-    if rule == HAND_HALF:  # drawn apart from the game, which follows the seed in turn
-        return bool(np.random.default_rng([seed, 7]).random() < 0.5)
-    if rule == HAND_SIXTY:  # the first draw of the generator that then moves the guesses
-        return bool(_view_generator(seed).random() < 0.6)
-    raise ValueError(f"no hand rule {rule!r} (one of: {', '.join(HAND_RULES)})")
+def has_hand(seed: int, rule: HandRule) -> bool:
+    """Whether the training frame of `seed` has a hand over the board, by `rule`."""
+    return rule.applies(seed)
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,7 @@ class PlannedFrame:
     hand: bool
 
 
-def frame_plan(games: Sequence[str], hand: str, start: int, stop: int,
+def frame_plan(games: Sequence[str], hand: HandRule, start: int, stop: int,
                first_seed: int = FIRST_SEED) -> list[PlannedFrame]:
     """Frames `start` to `stop - 1` of a render: seed, game and hand of each."""
     return [PlannedFrame(first_seed + i, games[i % len(games)], has_hand(first_seed + i, hand))
@@ -173,7 +180,7 @@ def _render_views(args: tuple[PlannedFrame, Canvas, int]
 
     frame, canvas, views = args
     rng = _view_generator(frame.seed)
-    rng.random()  # the draw HAND_SIXTY took for the plan's hand; the guesses follow from here
+    rng.random()  # the draw HandRule.SIXTY took for the plan's hand; the guesses follow from here
     rendered = render_still(frame.seed, frame.game, hand=frame.hand, distortion=0.0)
     hull = cv2.convexHull(rendered.corners.astype(np.float32), clockwise=False).reshape(-1, 2)
     if len(hull) != 4:  # a board seen edge-on: no guesses to read
@@ -217,12 +224,11 @@ def _rendering(jobs: int) -> Iterator[Callable[[Callable[[Any], Any], list[Any]]
 
 
 def render_shards(folder: Path, count: int, games: Sequence[str], *, width: int, height: int,
-                  hand: str = HAND_THIRD, jobs: int = 2, shard: int = SHARD,
+                  hand: HandRule = HandRule.THIRD, jobs: int = 2, shard: int = SHARD,
                   progress: Callable[[str], None] = print) -> None:
     """Render `count` frames (games in turn, a hand by the rule `hand`) into shards of `shard`
     frames in `folder`; shards already there are kept if they hold the frames planned for
     them (ValueError if not: frames of another recipe or shard size)."""
-    has_hand(FIRST_SEED, hand)  # an unknown rule is refused before anything is rendered
     folder.mkdir(parents=True, exist_ok=True)
     with _rendering(jobs) as render:
         for start in range(0, count, shard):
@@ -253,7 +259,8 @@ def render_view_shards(folder: Path, recipe: CornerRecipe, count: int, *, jobs: 
     with _rendering(jobs) as render:
         for start in range(0, count, shard):
             path = folder / f"{start:07d}.npz"
-            plan = frame_plan(recipe.games, recipe.hand, start, min(start + shard, count), recipe.first_seed)
+            plan = frame_plan(recipe.games, recipe.hand, start, min(start + shard, count),
+                              recipe.first_seed)
             if path.exists():
                 _check_view_shard(path, plan)
                 continue

@@ -284,7 +284,7 @@ def _write_card(onnx_path: Path, config: CornerTrainConfig, recipe: CornerRecipe
 def _frames_of(recipe: CornerRecipe) -> dict[str, Any]:
     """What the card says of a recipe's training frames (a refiner's: also its views a frame)."""
     frames: dict[str, Any] = {"first_seed": recipe.first_seed, "games": list(recipe.games),
-                              "hand": recipe.hand}
+                              "hand": recipe.hand.value}
     return frames | ({"views": recipe.views} if recipe.canvas is not None else {})
 
 

@@ -14,9 +14,8 @@ from referee.vision.corner_net import STRIDE, CornerNet, decode, shrink
 from referee_lab.cli import main
 from referee_lab.corner_data import (
     FIRST_SEED,
-    HAND_HALF,
-    HAND_THIRD,
     RECIPES,
+    HandRule,
     frame_plan,
     has_hand,
     load_shards,
@@ -55,7 +54,7 @@ def test_the_corners_recipe_draws_the_frames_it_always_has() -> None:
     """FlipFlop 3x3 only, a hand where seed % 3 == 0, 4,000 frames from FIRST_SEED, 5,000
     steps: what the committed corners.onnx was trained on before the recipes were named."""
     recipe = RECIPES["corners"]
-    assert (recipe.model, recipe.games, recipe.hand) == ("corners", ("flipflop-3x3",), HAND_THIRD)
+    assert (recipe.model, recipe.games, recipe.hand) == ("corners", ("flipflop-3x3",), HandRule.THIRD)
     assert (recipe.frames, recipe.steps, recipe.boards, recipe.use) == (4000, 5000, None, None)
     assert recipe.command == "referee-lab train-corners"
     plan = frame_plan(recipe.games, recipe.hand, 0, recipe.frames)
@@ -72,7 +71,7 @@ def test_the_corners_big_recipe_draws_session_16s_frames() -> None:
     boards in turn; a hand where default_rng([seed, 7]).random() < 0.5; 8,000 frames; 7,000
     steps; the card names 5x5 and 5x6."""
     recipe = RECIPES["corners-big"]
-    assert (recipe.model, recipe.games, recipe.hand) == ("corners-big", GAMES_1CBF3A4, HAND_HALF)
+    assert (recipe.model, recipe.games, recipe.hand) == ("corners-big", GAMES_1CBF3A4, HandRule.HALF)
     assert (recipe.frames, recipe.steps, recipe.boards) == (8000, 7000, ("5x5", "5x6"))
     assert recipe.command == "referee-lab train-corners --model corners-big"
     plan = frame_plan(recipe.games, recipe.hand, 0, recipe.frames)
@@ -84,15 +83,13 @@ def test_the_corners_big_recipe_draws_session_16s_frames() -> None:
     assert [int(f.hand) for f in plan[:10]] == [1, 1, 0, 0, 1, 1, 1, 1, 0, 1]
     assert sum(f.hand for f in plan) == 3989
     # the two rules differ (a corners-big frame is not a corners frame with other games)
-    assert [f.hand for f in plan[:4000]] != [has_hand(f.seed, HAND_THIRD) for f in plan[:4000]]
+    assert [f.hand for f in plan[:4000]] != [has_hand(f.seed, HandRule.THIRD) for f in plan[:4000]]
 
 
-def test_an_unknown_hand_rule_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="no hand rule"):
-        has_hand(FIRST_SEED, "seed % 2 == 0")
-    with pytest.raises(ValueError, match="no hand rule"):
-        render_shards(tmp_path / "f", 2, ("flipflop-3x3",), width=320, height=192, hand="always", jobs=1)
-    assert not (tmp_path / "f").exists()
+def test_a_hand_rule_is_read_back_from_its_text_and_an_unknown_one_refused() -> None:
+    assert [HandRule(rule.value) for rule in HandRule] == list(HandRule)
+    with pytest.raises(ValueError, match="not a valid HandRule"):
+        HandRule("seed % 2 == 0")
 
 
 @pytest.mark.parametrize("model", ["corners", "corners-big"])
@@ -157,15 +154,16 @@ def test_a_short_training_run_writes_a_model_its_reader_accepts(shards: Path, tm
     assert net.card["rebuild"] == "referee-lab train-corners" and "boards" not in net.card
     assert net.card["recipe"]["model"] == "corners"
     assert net.card["recipe"]["frames"] == {"first_seed": FIRST_SEED, "games": ["flipflop-3x3"],
-                                            "hand": HAND_THIRD}
+                                            "hand": HandRule.THIRD.value}
 
 
 def test_the_bigger_boards_frames_follow_their_recipe(big_shards: Path) -> None:
     frames = load_shards(big_shards)
     assert frames.games == ("flipflop-3x3", "rinne", "flipflop-3x3")
-    truth = render_still(FIRST_SEED + 1, "rinne", hand=has_hand(FIRST_SEED + 1, HAND_HALF), distortion=0.0)
+    truth = render_still(FIRST_SEED + 1, "rinne", hand=has_hand(FIRST_SEED + 1, HandRule.HALF),
+                         distortion=0.0)
     # frame 0 has a hand under this recipe's rule (none under corners'): the image shows it
-    assert has_hand(FIRST_SEED, HAND_HALF) and not has_hand(FIRST_SEED, HAND_THIRD)
+    assert has_hand(FIRST_SEED, HandRule.HALF) and not has_hand(FIRST_SEED, HandRule.THIRD)
     with_hand, without = (
         shrink(render_still(FIRST_SEED, "flipflop-3x3", hand=h, distortion=0.0).frame, 320, 192)
         for h in (True, False))
@@ -193,7 +191,7 @@ def test_a_short_corners_big_training_run_writes_a_model_for_its_boards(big_shar
     assert net.card["rebuild"] == "referee-lab train-corners --model corners-big"
     assert net.card["recipe"]["steps"] == 2 and net.card["recipe"]["model"] == "corners-big"
     assert net.card["recipe"]["frames"] == {"first_seed": FIRST_SEED, "games": list(GAMES_1CBF3A4),
-                                            "hand": HAND_HALF}
+                                            "hand": HandRule.HALF.value}
     # the committed card's keys, less its hand-written figures, are those a rebuild writes
     committed = json.loads((default_models_dir() / "corners-big.json").read_text())
     assert set(committed) == set(net.card)
@@ -218,8 +216,8 @@ def test_frames_of_another_recipe_are_refused_not_mixed(shards: Path, tmp_path: 
     assert sorted(p.name for p in folder.iterdir()) == before
     # the same frames under the other hand rule are refused too
     with pytest.raises(ValueError, match="another recipe"):
-        render_shards(folder, 3, ("flipflop-3x3",), hand=HAND_HALF, width=320, height=192, jobs=1, shard=2,
-                      progress=lambda _: None)
+        render_shards(folder, 3, ("flipflop-3x3",), hand=HandRule.HALF, width=320, height=192,
+                      jobs=1, shard=2, progress=lambda _: None)
 
 
 @pytest.mark.parametrize("model", ["corners", "corners-big"])
@@ -273,5 +271,5 @@ def test_an_unknown_corner_model_is_one_clear_line(capsys: pytest.CaptureFixture
     assert main(["train-corners", "--model", "corners-huge", "--frames", "400"]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.count("\n") == 1 and captured.err.startswith("referee: --model: ")
+    assert captured.err.count("\n") == 1 and captured.err.startswith("referee-lab: --model: ")
     assert "'corners-huge'" in captured.err and "corners, corners-big" in captured.err
