@@ -19,4 +19,12 @@ cd "$work/empty"
 "$work/venv/bin/referee" demo > demo.txt
 grep -q "^31 plies read; White wins$" demo.txt || { tail -5 demo.txt; echo "wheel smoke: the demo did not read the sample game"; exit 1; }
 test -s referee-demo/game.txt && test -s referee-demo/report.html
-echo "wheel smoke: the installed referee read the demo's 31 plies from an empty directory"
+footage="$root/tests/data/footage/rinne-bump.mp4"
+"$work/venv/bin/referee" replay "$footage" --game rinne --out game.txt > replay.txt
+"$work/venv/bin/python" - "$footage" <<'PY'
+import json, pathlib, sys
+expected = json.loads(pathlib.Path(sys.argv[1]).with_suffix(".expected.json").read_text())["plies"]
+recorded = [line for line in pathlib.Path("game.txt").read_text().splitlines() if line[:1].isdigit()]
+sys.exit(0 if recorded == expected else f"wheel smoke: replay recorded {recorded}, not {expected}")
+PY
+echo "wheel smoke: from an empty directory the installed referee read the demo's 31 plies and replayed rinne-bump.mp4 to its record"
