@@ -36,7 +36,7 @@ PY
 
 # The run-time tests, by path: the rules, the hardware adapters, tracking, and the
 # application's live, replay, demo and calibration tests.
-TESTS=(tests/rules tests/hardware tests/tracking
+TESTS=(tests/rules tests/hardware tests/tracking tests/faults
        tests/test_live.py tests/test_live_camera.py tests/test_live_resume.py
        tests/test_replay_cli.py tests/test_replay_faults.py tests/test_footage.py
        tests/test_demo.py tests/test_announce.py tests/test_cli_rules.py tests/test_pipeline.py

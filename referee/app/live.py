@@ -12,15 +12,25 @@ carries on from where the log stops, as a camera would still be looking at the t
 from its first frame: the stabiliser's `settle_s` before the last logged event, the steady
 moment at which the first run read the logged position (earlier frames may show the hand
 that made the last move). Footage that shows an earlier position first is only waited
-through. A camera's times carry on from the last logged event's."""
+through. A camera's times carry on from the last logged event's.
+
+Faults on the way (benchmarks/faults.md): SIGTERM ends the game as the end of footage does,
+record and report written, exit 0; a disk that fills up or turns read-only shows the red
+light and the alarm while the referee referees on, and the log catches up once the disk takes
+writes again; a referee that cannot keep up with the camera says so. Every time is the
+monotonic clock's; the wall clock only dates a new game's record, where it can be trusted."""
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import logging
 import math
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,10 +39,11 @@ from referee.app.announce import cues_for
 from referee.app.calibrated import BoardGame, Calibration, files_for, load_calibration
 from referee.app.events import Event, EventKind
 from referee.app.pipeline import BoardReader, GameLoop, board_referee, camera_game
-from referee.app.record import GameLog, Recorder, load_log, match_from_log
+from referee.app.record import GameLog, Recorder, has_a_whole_line, load_log, match_from_log
 from referee.app.state_machine import Referee
 from referee.errors import RecordError, SourceError
 from referee.hardware.button import ButtonAction
+from referee.hardware.cues import Cue
 from referee.hardware.frames import FrameSource
 from referee.hardware.picamera import PiCameraConfig
 from referee.hardware.signals import Clock, Signals, Ticker, open_signals
@@ -68,14 +79,36 @@ class LiveGame:
 
 
 def logged_game(out: Path, game: BoardGame) -> GameLog | None:
-    """The game logged in `out`, checked to be the same game; None when none is logged."""
+    """The game logged in `out`, checked to be the same game; None when none is logged (a
+    log whose first line a power loss cut off holds none yet)."""
     path = out / "game.jsonl"
-    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0) or (
+            path.is_file() and not has_a_whole_line(path)):
         return None
     logged = load_log(path)
     if logged.game.name != game.name:
         raise RecordError(f"{path} is a game of {logged.game.name}, not {game.name}")
     return logged
+
+
+# A Raspberry Pi has no real-time clock: until the network sets it, its clock reads the time
+# it was last shut down (fake-hwclock) or 1970. A date before this one is surely wrong.
+EARLIEST_DATE = datetime.date(2025, 1, 1)
+# systemd-timesyncd makes this file once it has set the clock (and its folder while it runs).
+CLOCK_SYNCED = Path("/run/systemd/timesync/synchronized")
+
+
+def record_date(now: Callable[[], float] | None = None, synced: Path | None = None) -> str:
+    """A new game's `Date` header: the wall clock's day (2025-06-30) where it can be trusted,
+    else "unknown": a day before `EARLIEST_DATE`, or a timesyncd that has not set the clock
+    yet (`synced`: its flag file, default `CLOCK_SYNCED`). Only this reads the wall clock:
+    the game's times and every wait run on the monotonic clock, which a clock set at boot
+    does not move."""
+    day = datetime.date.fromtimestamp(now() if now is not None else time.time())
+    synced = synced if synced is not None else CLOCK_SYNCED
+    if day < EARLIEST_DATE or (synced.parent.is_dir() and not synced.exists()):
+        return "unknown"
+    return day.isoformat()
 
 
 def start_referee(options: LiveOptions, print_line: Callable[[str], None] = print) -> LiveGame:
@@ -89,7 +122,12 @@ def start_referee(options: LiveOptions, print_line: Callable[[str], None] = prin
     match: Match[Any, Any] = match_from_log(logged) if logged is not None else Match(game)
     referee, reader = board_referee(game, options.pieces, model=options.model, match=match,
                                     calibration=calibration)
-    recorder = Recorder(options.out, game, {}, resume=logged is not None)
+    # Resumed, the record keeps the headers logged when the game began (its date among them).
+    headers = logged.headers if logged is not None else {"Date": record_date()}
+    recorder = Recorder(options.out, game, headers, resume=options.resume)
+    if recorder.dropped:
+        print_line(f"{recorder.log_path}: its last write was cut off by a kill or a power loss "
+                   f"({recorder.dropped} bytes): dropped (its events were never announced)")
     resumed_at = None if logged is None else logged.events[-1].time_s if logged.events else 0.0
     return LiveGame(referee, recorder, reader, resumed_at)
 
@@ -145,40 +183,74 @@ def camera_opener(options: LiveOptions, resumed_at_s: float | None, *, rewind_s:
     return lambda: open_source(options.camera, start_s=start_s, speed=options.speed)
 
 
+class Stopped(BaseException):
+    """SIGTERM (a service being stopped, the system shutting down): the game loop ends as at
+    the end of footage, with the record and report written. A BaseException, as
+    KeyboardInterrupt is, so that no `except Exception` on the way swallows it."""
+
+
+@contextlib.contextmanager
+def stopped_by_sigterm() -> Iterator[None]:
+    """While inside, SIGTERM raises `Stopped` (once: a second SIGTERM is ignored while the
+    game's files are written); outside the main thread, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(number: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Stopped(signal.Signals(number).name)
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
              signals: Signals | None = None,
              open_camera: Callable[[], FrameSource] | None = None,
              clock: Clock = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> int:
-    """Referee until the footage ends (a camera never does); 0 then. A camera gone for
-    longer than `camera_wait_s` raises `CameraLost`, with the log kept. `open_camera`,
-    `clock` and `sleep` stand in for the camera and the time in tests."""
+    """Referee until the footage ends (a camera never does) or SIGTERM comes; 0 then, with
+    the record and report written. A camera gone for longer than `camera_wait_s` raises
+    `CameraLost`, with the log kept. `open_camera`, `clock` and `sleep` stand in for the
+    camera and the time in tests."""
     # What cannot work (footage options, the pin map, the pins) is refused before a game is
     # logged, so that the same command may be run again once it is put right.
     if open_camera is None:
         check_camera_options(options)
     own_signals = signals is None
-    if signals is None:
-        signals = live_signals(options, print_line)
-    ticker = Ticker(signals) if own_signals else None
-    try:
-        live = start_referee(options, print_line)
-        settings = live.reader.settings
-        focus_m = board_distance_m(live.reader.lens.calibration)
-        if focus_m is not None and is_camera(options.camera):
-            print_line(f"focus: fixed at the board's distance, {focus_m:.2f} m")
-        # From the start of the steady moment the last event was read at: earlier frames
-        # may still show the hand that made that move, and a first reading with an arm in
-        # view makes the arm's going look like another coming. (The first frame is searched
-        # for the board at once.)
-        open_camera = open_camera or camera_opener(
-            options, live.resumed_at_s, rewind_s=settings.stabiliser.settle_s, focus_m=focus_m)
-        referee_frames(live, options, signals, open_camera, print_line=print_line, clock=clock,
-                       sleep=sleep)
-    finally:
-        if ticker is not None:
-            ticker.close()
-        if own_signals:
-            signals.close()
+    live: LiveGame | None = None
+    ticker: Ticker | None = None
+    with stopped_by_sigterm():
+        try:
+            if signals is None:
+                signals = live_signals(options, print_line)
+                ticker = Ticker(signals)
+            live = start_referee(options, print_line)
+            settings = live.reader.settings
+            focus_m = board_distance_m(live.reader.lens.calibration)
+            if focus_m is not None and is_camera(options.camera):
+                print_line(f"focus: fixed at the board's distance, {focus_m:.2f} m")
+            # From the start of the steady moment the last event was read at: earlier frames
+            # may still show the hand that made that move, and a first reading with an arm
+            # in view makes the arm's going look like another coming. (The first frame is
+            # searched for the board at once.)
+            open_camera = open_camera or camera_opener(
+                options, live.resumed_at_s, rewind_s=settings.stabiliser.settle_s,
+                focus_m=focus_m)
+            referee_frames(live, options, signals, open_camera, print_line=print_line,
+                           clock=clock, sleep=sleep)
+        except Stopped as stop:
+            print_line(f"stopped by {stop}: " + (
+                f"{len(live.referee.match.moves)} plies in {options.out}" if live is not None
+                else "before a game began"))
+        finally:
+            if ticker is not None:
+                ticker.close()
+            if own_signals and signals is not None:
+                signals.close()
     return 0
 
 
@@ -187,6 +259,7 @@ def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
                    clock: Clock, sleep: Callable[[float], None]) -> None:
     """The frame loop: every frame to the referee, every event to the log, then the players."""
     referee = live.referee
+    storage = StorageWatch(live.recorder, signals, print_line)
 
     def announce(event: Event) -> None:
         print_line(event.line())
@@ -194,12 +267,14 @@ def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
             print_line(referee.game.diagram(referee.match.position))
         for cue, player in cues_for(event, referee.match):
             signals.show(cue, time.monotonic(), player=player)
+        storage.check()  # after the event's own cues: its tune would cut the alarm short
 
     loop = GameLoop(live.reader, referee, recorder=live.recorder, listeners=(announce,))
     if live.resumed_at_s is not None:
         print_line(f"resuming after {len(referee.match.moves)} plies: set up the logged position")
         print_line(referee.game.diagram(referee.match.position))
     camera = is_camera(options.camera)
+    pace = PaceWatch(print_line, clock)
     try:
         for frame in watched_frames(open_camera, signals, clock=clock, sleep=sleep,
                                     wait_at_start=camera, give_up_s=options.camera_wait_s,
@@ -207,9 +282,95 @@ def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
             loop.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
             for action in signals.take_actions():
                 _button(action, loop, frame.index, frame.timestamp_s)
+            storage.retry(clock())
+            pace.frame()
         print_line(f"the footage ended: {len(referee.match.moves)} plies in {options.out}")
     finally:
         loop.finish()
+    storage.check()  # a log that caught up only at the end: the all-clear
+
+
+class PaceWatch:
+    """Says when the referee cannot keep up: fewer than `min_fps` frames read a second (of
+    the monotonic clock) over `window_s`. A camera then drops the frames that were not taken
+    in time (footage is delivered late instead): a move is read later, and below some 2
+    frames a second a board still for the half second it must settle is barely seen (the
+    committed game was read exactly at 2.6 frames a second: benchmarks/faults.md). Said once
+    when it starts, and once when it is over."""
+
+    def __init__(self, print_line: Callable[[str], None], clock: Clock, *,
+                 min_fps: float = 5.0, window_s: float = 10.0) -> None:
+        self.print_line, self.clock = print_line, clock
+        self.min_fps, self.window_s = min_fps, window_s
+        self.behind = False
+        self._since: float | None = None
+        self._frames = 0
+
+    def frame(self) -> None:
+        now = self.clock()
+        if self._since is None:
+            self._since = now
+            return
+        self._frames += 1
+        elapsed = now - self._since
+        if elapsed < self.window_s:
+            return
+        fps = self._frames / elapsed
+        self._since, self._frames = now, 0
+        if fps < self.min_fps and not self.behind:
+            self.behind = True
+            self.print_line(f"the referee cannot keep up: {fps:.1f} frames a second read "
+                            f"(fewer than {self.min_fps:g}): moves are read late, from fewer "
+                            "pictures; is another program using the processor?")
+            log.warning("falling behind: %.1f frames a second", fps)
+        elif fps >= self.min_fps and self.behind:
+            self.behind = False
+            self.print_line(f"the referee keeps up again: {fps:.1f} frames a second")
+
+
+# A log that cannot be written has no cue of its own: it shows as a lost camera does (the red
+# light steady, the alarm), a fault the players cannot put right at the board; the line
+# printed (the journal, on a service) says what it is. CAMERA_BACK puts the light out.
+STORAGE_TROUBLE, STORAGE_BACK = Cue.LOG_FAILED, Cue.LOG_BACK
+
+
+class StorageWatch:
+    """Tells the players and the journal when the game's files cannot be written (a full
+    disk, a file system turned read-only) and when they are again. The recorder holds what
+    the disk refuses; it is tried again at each event and every `retry_s` between them."""
+
+    def __init__(self, recorder: Recorder, signals: Signals, print_line: Callable[[str], None],
+                 *, retry_s: float = 2.0) -> None:
+        self.recorder, self.signals, self.print_line = recorder, signals, print_line
+        self.retry_s = retry_s
+        self.failing = False
+        self._tried_at: float | None = None
+
+    def check(self) -> None:
+        """After an event: the alarm again while the disk still refuses the game."""
+        trouble = self.recorder.trouble
+        if trouble is not None:
+            if not self.failing:
+                self.print_line(f"cannot write the game in {self.recorder.log_path.parent} "
+                                f"({trouble}): refereeing on, {self.recorder.behind} writes "
+                                "held until the disk takes them")
+            self.failing = True
+            self.signals.show(STORAGE_TROUBLE, time.monotonic())
+        elif self.failing:
+            self.failing = False
+            self.print_line(f"the game is written again in {self.recorder.log_path.parent}: "
+                            "nothing lost")
+            self.signals.show(STORAGE_BACK, time.monotonic())
+
+    def retry(self, now: float) -> None:
+        """Between events: try the disk again every `retry_s`."""
+        if not self.failing:
+            return
+        if self._tried_at is not None and now - self._tried_at < self.retry_s:
+            return
+        self._tried_at = now
+        if self.recorder.catch_up():
+            self.check()
 
 
 def _button(action: ButtonAction, loop: GameLoop, frame_index: int, time_s: float) -> None:

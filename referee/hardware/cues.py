@@ -35,6 +35,8 @@ class Cue(enum.Enum):
     CAMERA_LOST = "camera lost"
     NO_PICTURE = "camera sees nothing: black frames"
     CAMERA_BACK = "camera back"  # clears CAMERA_LOST or NO_PICTURE, and nothing else
+    LOG_FAILED = "the game cannot be saved: disk full or read-only"
+    LOG_BACK = "the game is saved again"  # clears LOG_FAILED, and nothing else
 
 
 @dataclass(frozen=True)
@@ -102,9 +104,14 @@ _TUNE_OF: dict[Cue, str] = {
     Cue.NO_PICTURE: "unreadable", Cue.PROMOTE: "attention", Cue.ROLL_PENDING: "attention",
     Cue.SET_UP: "attention", Cue.WIN: "win", Cue.DRAW: "draw", Cue.CAMERA_LOST: "alarm",
     Cue.TAKEN_BACK: "undo", Cue.NEW_GAME: "accepted", Cue.CAMERA_BACK: "accepted",
+    Cue.LOG_FAILED: "alarm", Cue.LOG_BACK: "accepted",
 }
 _ALERT: dict[Cue, Lamp] = {Cue.ILLEGAL: BLINK_FAST, Cue.UNREADABLE: WINK,
-                           Cue.NO_PICTURE: BLINK_SLOW, Cue.CAMERA_LOST: STEADY}
+                           Cue.NO_PICTURE: BLINK_SLOW, Cue.CAMERA_LOST: STEADY,
+                           Cue.LOG_FAILED: STEADY}
+# A cue that clears only the alerts it names, and sounds only when it clears one.
+_CLEARS: dict[Cue, tuple[Cue, ...]] = {Cue.CAMERA_BACK: (Cue.CAMERA_LOST, Cue.NO_PICTURE),
+                                       Cue.LOG_BACK: (Cue.LOG_FAILED,)}
 _ATTENTION: dict[Cue, Lamp] = {Cue.PROMOTE: BLINK_SLOW, Cue.ROLL_PENDING: DOUBLE_BLINK,
                                Cue.SET_UP: STEADY}
 
@@ -159,12 +166,12 @@ class Panel:
         if (cue in (Cue.TURN, Cue.WIN)) != (player is not None):
             raise ValueError(f"{cue.name} {'needs' if player is None else 'takes no'} player")
         panel = self
-        camera_back = cue is Cue.CAMERA_BACK and self.alert_cue in (Cue.CAMERA_LOST, Cue.NO_PICTURE)
-        if cue in _TUNE_OF and (cue is not Cue.CAMERA_BACK or camera_back):
+        clears = self.alert_cue in _CLEARS.get(cue, ())
+        if cue in _TUNE_OF and (cue not in _CLEARS or clears):
             panel = replace(panel, tune=Started(TUNES[_TUNE_OF[cue]], now))
         if cue in _ALERT:
             panel = replace(panel, alert=Started(_ALERT[cue], now), alert_cue=cue)
-        elif camera_back:
+        elif clears:
             panel = replace(panel, alert=None, alert_cue=None)
         elif cue in _ATTENTION:
             panel = replace(panel, attention=Started(_ATTENTION[cue], now))
@@ -215,4 +222,5 @@ def cue_line(cue: Cue, *, player: Color | None = None,
     return f"[{tag}] {cue.value}"
 
 
-_TAGS = {Cue.RESTORED: "ok", Cue.CAMERA_BACK: "ok", Cue.TAKEN_BACK: "undo", Cue.NEW_GAME: "new"}
+_TAGS = {Cue.RESTORED: "ok", Cue.CAMERA_BACK: "ok", Cue.LOG_BACK: "ok", Cue.TAKEN_BACK: "undo",
+         Cue.NEW_GAME: "new"}

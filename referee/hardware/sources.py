@@ -22,6 +22,7 @@ import logging
 import math
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -79,6 +80,33 @@ def quiet_opencv() -> Iterator[None]:
         put(level)
 
 
+@contextlib.contextmanager
+def quiet_stderr() -> Iterator[None]:
+    """Silence what C libraries print on the process's stderr while inside: libpng's
+    "libpng error: IDAT: CRC error" and OpenCV's own "[ERROR:0] ..." lines for a broken
+    image, which no log level of OpenCV's reaches. Our `SourceError` says it in one line."""
+    if sys.stderr is not None:
+        sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr (a closed descriptor): nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def read_image_quietly(path: str | Path) -> np.ndarray | None:
+    """`cv2.imread` in colour, without the decoder's own messages; None where it cannot."""
+    with quiet_stderr():
+        return cv2.imread(str(path), cv2.IMREAD_COLOR)
+
+
 def first_frame_at(start_s: float, fps: float, where: object) -> int:
     """The first frame at or after `start_s` seconds into footage of `fps` frames a second."""
     if not (math.isfinite(start_s) and start_s >= 0):
@@ -123,6 +151,9 @@ class VideoFileSource(BaseSource):
             self.close()
             if self.start_index:
                 raise SourceError(f"{self.path}: the video ends before {start_s:g} s")
+            if self.frame_count:  # its index promises frames its data does not hold
+                raise SourceError(f"{self.path}: the video ends after 0 of its "
+                                  f"{self.frame_count} frames (the file is truncated or damaged)")
             raise SourceError(f"{self.path}: the video holds no frames it can decode")
         self._first: np.ndarray | None = first
 
@@ -174,7 +205,7 @@ class ImageFolderSource(BaseSource):
 
     def __iter__(self) -> Iterator[Frame]:
         for index, path in enumerate(self.paths[self.start_index:], start=self.start_index):
-            pixels = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            pixels = read_image_quietly(path)
             if pixels is None:
                 raise SourceError(f"{path}: not a readable image")
             yield make_frame(pixels, index, index / self.fps, str(path))
