@@ -305,7 +305,7 @@ def _live(args: argparse.Namespace) -> int:
     return run_live(LiveOptions(args.game, args.camera, args.pins, args.pieces, Path(args.out),
                                 args.resume, args.model, args.calibration, args.board,
                                 start_s=args.start, speed=args.speed,
-                                camera_wait_s=args.camera_wait))
+                                camera_wait_s=args.camera_wait, ruleset=args.ruleset))
 
 
 def _add_replay(verb: VerbAdder) -> None:
@@ -324,6 +324,7 @@ def _add_replay(verb: VerbAdder) -> None:
     live.add_argument("--camera", default="pi", help="pi, a device number, a video file or folder")
     live.add_argument("--pins", help="pin map (default: hardware/pins.toml's wiring)")
     live.add_argument("--pieces", help=PIECES_HELP)
+    live.add_argument("--ruleset", metavar="FILE", help=RULESET_HELP)
     live.add_argument("--out", default="game", help="folder of the game's log and record")
     live.add_argument("--resume", action="store_true",
                       help="continue the game logged in --out (a new one if none is logged)")

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
 from referee.cli import main
+from tests import ROOT
 
 
 def noise_video(path: Path, frames: int = 100) -> Path:
@@ -78,3 +80,16 @@ def test_the_record_and_the_log_where_the_user_names_them(tmp_path, capsys):
     assert json.loads(log.read_text().splitlines()[0])["game"] == "rinne"
     assert sorted(p.name for p in (tmp_path / "records").iterdir()) == [
         "round-1-keyframes", "round-1.html", "round-1.txt"]
+
+
+@pytest.mark.parametrize("verb", ["replay", "live"])
+def test_a_ruleset_of_another_game_is_one_line(verb, tmp_path, capsys):
+    video = noise_video(tmp_path / "table.avi", frames=3)
+    ruleset = tmp_path / "renaissance.toml"
+    ruleset.write_text((ROOT / "referee" / "rules" / "rulesets" / "renaissance.toml").read_text())
+    where = [str(video)] if verb == "replay" else ["--camera", str(video)]
+    assert main([verb, *where, "--game", "zensu", "--ruleset", str(ruleset),
+                 "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a ruleset for renaissance, not zensu" in err
+

@@ -68,6 +68,7 @@ class LiveOptions:
     start_s: float | None = None  # footage: where to begin (None: 0, or where the log stops)
     speed: float = 1.0  # footage: times its own frame rate; 0: as fast as it can be read
     camera_wait_s: float = 60.0  # how long a lost or missing camera is waited for
+    ruleset: str | None = None  # a ruleset file for the game (Zensū)
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def record_date(now: Callable[[], float] | None = None, synced: Path | None = No
 
 
 def start_referee(options: LiveOptions, print_line: Callable[[str], None] = print) -> LiveGame:
-    game = camera_game(options.game)
+    game = camera_game(options.game, options.ruleset)
     calibration = load_calibration(files_for(options.camera, options.calibration, options.board),
                                    game)
     logged = logged_game(options.out, game) if options.resume else None
@@ -148,7 +149,7 @@ def live_signals(options: LiveOptions, print_line: Callable[[str], None] = print
     is logged, rather than refereeing with dark lights; otherwise (a laptop) the cues are
     printed in the terminal, and a line says so."""
     required = options.pins is not None or bool(os.environ.get("GPIOZERO_PIN_FACTORY"))
-    return open_signals(options.pins, names=camera_game(options.game).player_names,
+    return open_signals(options.pins, names=camera_game(options.game, options.ruleset).player_names,
                         require_gpio=required, say=print_line)
 
 
