@@ -47,7 +47,7 @@ def referee_live(out: Path, *, resume: bool = False, footage: Path = GAME) -> Li
     return LiveRun(out, (out / "game.jsonl").read_bytes(), (out / "game.txt").read_text(), lines)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def whole_game(tmp_path_factory: pytest.TempPathFactory) -> LiveRun:
     return referee_live(tmp_path_factory.mktemp("whole") / "game")
 
