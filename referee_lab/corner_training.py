@@ -295,10 +295,10 @@ def _validate_grid(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],
     95th-percentile error of those, in input pixels."""
     from referee.vision.corner_net import MIN_HEAT, open_plain, peak_near
 
-    session = open_plain(onnx_path, config.threads)
+    runtime = open_plain(onnx_path, config.threads)
     errors, seen, marked = [], 0, 0
     for k in val:
-        (maps,) = session.run(None, {INPUT_NAME: network_input(data.images[k])[None]})
+        (maps,) = runtime.run(None, {INPUT_NAME: network_input(data.images[k])[None]})
         for point in data.corners[k]:
             found = peak_near(maps[0], point, radius=2)
             if found is None:
@@ -316,11 +316,11 @@ def _validate(onnx_path: Path, data: CornerFrames, val: NDArray[np.int64],
     found, and the median and 95th-percentile corner error in input pixels."""
     from referee.vision.corner_net import decode, open_plain
 
-    session = open_plain(onnx_path, config.threads)
+    runtime = open_plain(onnx_path, config.threads)
     errors, found = [], 0
     for k in val:
         x = network_input(data.images[k])[None]
-        (maps,) = session.run(None, {INPUT_NAME: x})
+        (maps,) = runtime.run(None, {INPUT_NAME: x})
         guess = decode(maps[0])
         if guess is None:
             continue

@@ -127,7 +127,7 @@ class Die:
 
 @dataclass
 class RealDice:
-    """The real dice photographs (`../shared/data/real-dice-byler`), one split of them.
+    """The real dice photographs (`referee_lab/data/real-dice-byler`), one split of them.
     Photos are read once and kept (200 photos of 640x640: about 250 MB)."""
 
     root: Path

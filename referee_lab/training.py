@@ -459,13 +459,13 @@ def hard_for(path: str | Path, samples: list[Sample], margin: float, below: floa
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    (entry,) = session.get_inputs()
+    runtime = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    (entry,) = runtime.get_inputs()
     size = entry.shape[-1]
     if not isinstance(size, int):
         raise ModelError(f"{path}: input of no fixed size ({entry.shape})")
     crops = normalise(fixed_crops(samples, CropSpec(size, margin)))
-    (probabilities,) = session.run(None, {entry.name: crops})
+    (probabilities,) = runtime.run(None, {entry.name: crops})
     labels = np.array([s.label for s in samples])
     kept = np.asarray(probabilities)[np.arange(len(samples)), labels] < below
     return [samples[i] for i in np.flatnonzero(kept)]
@@ -548,8 +548,8 @@ def export_onnx(net: Any, path: Path, size: int, *, check: Any) -> None:
         expected = model(check).numpy()
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    (got,) = session.run(None, {INPUT_NAME: check.numpy()})
+    runtime = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    (got,) = runtime.run(None, {INPUT_NAME: check.numpy()})
     worst = float(np.abs(np.asarray(got) - expected).max())
     if worst > 1e-4:
         raise ModelError(f"{path}: onnxruntime disagrees with torch by {worst:.2e}")

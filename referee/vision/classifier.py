@@ -210,10 +210,10 @@ def check_sha256(onnx_path: Path, expected: str) -> None:
 class Classifier:
     """A loaded, verified model. `predict` gives probabilities, `classify` predictions."""
 
-    def __init__(self, card: ModelCard, session: Any, path: Path) -> None:
+    def __init__(self, card: ModelCard, runtime: Any, path: Path) -> None:
         self.card = card
         self.path = path
-        self._session = session
+        self._runtime = runtime
 
     @classmethod
     def load(cls, name_or_path: str | Path = "dice", *, threads: int = 1) -> Classifier:
@@ -224,10 +224,10 @@ class Classifier:
         onnx_path, card_path, data = read_model_card(name_or_path)
         card = ModelCard.from_json(data, where=str(card_path))
         check_sha256(onnx_path, card.sha256)
-        session = _open_session(onnx_path, threads)
-        _check_signature(session, card, onnx_path)
+        runtime = _open_session(onnx_path, threads)
+        _check_signature(runtime, card, onnx_path)
         log.debug("loaded model %s (%s)", card.name, onnx_path)
-        return cls(card, session, onnx_path)
+        return cls(card, runtime, onnx_path)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -277,7 +277,7 @@ class Classifier:
             step = 4 // turns
             x = np.concatenate([np.rot90(x, k * step, axes=(2, 3)) for k in range(turns)])
             x = np.ascontiguousarray(x)
-        (probs,) = self._session.run(None, {self.card.input_name: x})
+        (probs,) = self._runtime.run(None, {self.card.input_name: x})
         probs = np.asarray(probs, np.float32)
         if turns > 1:
             probs = probs.reshape(turns, -1, probs.shape[1]).mean(axis=0, dtype=np.float32)
@@ -310,8 +310,8 @@ def _open_session(onnx_path: Path, threads: int) -> Any:
         raise ModelError(f"{onnx_path}: not a usable ONNX model ({first[:160]})") from None
 
 
-def _check_signature(session: Any, card: ModelCard, onnx_path: Path) -> None:
-    inputs, outputs = session.get_inputs(), session.get_outputs()
+def _check_signature(runtime: Any, card: ModelCard, onnx_path: Path) -> None:
+    inputs, outputs = runtime.get_inputs(), runtime.get_outputs()
     if len(inputs) != 1 or len(outputs) != 1:
         raise ModelError(f"{onnx_path}: expected one input and one output")
     size, classes = card.input_size, len(card.labels)

@@ -155,7 +155,7 @@ def decode_in_turn(maps: NDArray[np.float32], canvas: Canvas) -> CornerGuess:
 
 
 def open_plain(onnx_path: Path, threads: int = 1) -> Any:
-    """An onnxruntime session on a model file without its card: a training run's own
+    """An onnxruntime InferenceSession on a model file without its card: a training run's own
     checkpoints, measured before their card is written."""
     return _open_session(onnx_path, threads)
 
@@ -163,10 +163,10 @@ def open_plain(onnx_path: Path, threads: int = 1) -> Any:
 class CornerNet:
     """A loaded, verified corner network."""
 
-    def __init__(self, card: dict[str, Any], session: Any, path: Path) -> None:
+    def __init__(self, card: dict[str, Any], runtime: Any, path: Path) -> None:
         self.card = card
         self.path = path
-        self._session = session
+        self._runtime = runtime
         self.width = int(card["input"]["width"])
         self.height = int(card["input"]["height"])
         self.canvas = Canvas(**card["canvas"]) if "canvas" in card else None
@@ -178,13 +178,13 @@ class CornerNet:
         onnx_path, card_path, card = read_model_card(name_or_path)
         _check_card(card, card_path)
         check_sha256(onnx_path, str(card["onnx"]["sha256"]))
-        session = _open_session(onnx_path, threads)
-        inputs = session.get_inputs()
+        runtime = _open_session(onnx_path, threads)
+        inputs = runtime.get_inputs()
         want = [3, int(card["input"]["height"]), int(card["input"]["width"])]
         if len(inputs) != 1 or inputs[0].name != INPUT_NAME or list(inputs[0].shape)[1:] != want:
             raise ModelError(f"{onnx_path}: input does not match its card ({INPUT_NAME} [N, "
                              f"{', '.join(map(str, want))}])")
-        return cls(card, session, onnx_path)
+        return cls(card, runtime, onnx_path)
 
     def trained_on(self, files: int, ranks: int) -> bool:
         """Whether the card lists this board size (either way round) among those the network
@@ -196,7 +196,7 @@ class CornerNet:
     def heat_maps(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
         """The network's maps (heat, then the two offsets; `STRIDE` pixels a cell) of one
         input image (`network_input`)."""
-        (maps,) = self._session.run(None, {INPUT_NAME: x[None]})
+        (maps,) = self._runtime.run(None, {INPUT_NAME: x[None]})
         return np.asarray(maps[0], np.float32)
 
     def guess(self, frame_bgr: NDArray[np.uint8]) -> CornerGuess | None:
@@ -204,7 +204,7 @@ class CornerNet:
         frame_bgr = as_bgr(frame_bgr)
         h, w = frame_bgr.shape[:2]
         x = network_input(shrink(frame_bgr, self.width, self.height))[None]
-        (maps,) = self._session.run(None, {INPUT_NAME: x})
+        (maps,) = self._runtime.run(None, {INPUT_NAME: x})
         found = decode(maps[0])
         if found is None:
             return None
@@ -231,7 +231,7 @@ class CornerNet:
         points, heat = [], []
         for start in starts:  # one view a run: the exported input holds one image
             image, to_canvas = canvas.view(frame_bgr, np.roll(quad, start, axis=0))
-            (maps,) = self._session.run(None, {INPUT_NAME: network_input(image)[None]})
+            (maps,) = self._runtime.run(None, {INPUT_NAME: network_input(image)[None]})
             found = decode_in_turn(maps[0], canvas)
             back = cv2.perspectiveTransform(found.points[None], np.linalg.inv(to_canvas))[0]
             points.append(np.roll(back, -start, axis=0))  # the guess's order again

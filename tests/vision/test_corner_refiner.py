@@ -124,7 +124,7 @@ def test_four_turned_views_read_the_same_whichever_corner_the_guess_starts_from(
 def test_a_quarter_turn_needs_a_square_canvas() -> None:
     net = CornerNet.load("corners-refine")
     oblong = CornerNet({**net.card, "canvas": {"files": 5, "ranks": 6, "square_px": 32, "margin": 1.0}},
-                       net._session, net.path)
+                       net._runtime, net.path)
     quad = board_corners(5, 6) * 40 + 50
     with pytest.raises(ValueError, match="square"):
         oblong.refine(np.zeros((480, 640, 3), np.uint8), quad, turns=4)

@@ -152,8 +152,8 @@ def _float_model(folder: Path, size: int = 48) -> Path:
 def _onnx_read(path: Path, x: np.ndarray) -> np.ndarray:
     import onnxruntime as ort
 
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    (out,) = session.run(None, {session.get_inputs()[0].name: x})
+    runtime = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (out,) = runtime.run(None, {runtime.get_inputs()[0].name: x})
     return np.asarray(out)
 
 
