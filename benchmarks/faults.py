@@ -31,9 +31,9 @@ from unittest import mock
 
 import cv2
 
-from referee.app.live import STORAGE_BACK, STORAGE_TROUBLE, LiveOptions, run_live, start_referee
+from referee.app.live import LiveOptions, run_live, start_referee
 from referee.cli import main as referee_main
-from referee.hardware.cues import cue_line
+from referee.hardware.cues import Cue, cue_line
 from referee.hardware.frames import BaseSource, Frame, make_frame
 from referee.hardware.signals import TerminalSignals
 from tests import ROOT
@@ -261,8 +261,8 @@ def disk_faults(work: Path, whole: LiveRun) -> None:
         got = [e["move"] for e in logged if e["kind"] == "ACCEPTED"]
         want = [e["move"] for e in whole.events if e["kind"] == "ACCEPTED"]
         lost, wrong = lost_and_wrong(got, want)
-        told = shown.getvalue().count(cue_line(STORAGE_TROUBLE))
-        back = shown.getvalue().count(cue_line(STORAGE_BACK))
+        told = shown.getvalue().count(cue_line(Cue.LOG_FAILED))
+        back = shown.getvalue().count(cue_line(Cue.LOG_BACK))
         printed = sum("move accepted" in line for line in lines)
         still_failing = end > 24.0
         ok = (told > 0 and printed == len(want) and (

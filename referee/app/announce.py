@@ -16,7 +16,7 @@ _SIMPLE = {
     EventKind.NO_BOARD: Cue.UNREADABLE,
     EventKind.PROMOTE: Cue.PROMOTE,
     EventKind.ROLL_PENDING: Cue.ROLL_PENDING,
-    EventKind.INCOMPLETE: Cue.PROMOTE,  # amber: the move is not finished
+    EventKind.INCOMPLETE: Cue.MOVE_INCOMPLETE,
 }
 
 

@@ -329,12 +329,6 @@ class PaceWatch:
             self.print_line(f"the referee keeps up again: {fps:.1f} frames a second")
 
 
-# A log that cannot be written has no cue of its own: it shows as a lost camera does (the red
-# light steady, the alarm), a fault the players cannot put right at the board; the line
-# printed (the journal, on a service) says what it is. CAMERA_BACK puts the light out.
-STORAGE_TROUBLE, STORAGE_BACK = Cue.LOG_FAILED, Cue.LOG_BACK
-
-
 class StorageWatch:
     """Tells the players and the journal when the game's files cannot be written (a full
     disk, a file system turned read-only) and when they are again. The recorder holds what
@@ -356,12 +350,12 @@ class StorageWatch:
                                 f"({trouble}): refereeing on, {self.recorder.behind} writes "
                                 "held until the disk takes them")
             self.failing = True
-            self.signals.show(STORAGE_TROUBLE, time.monotonic())
+            self.signals.show(Cue.LOG_FAILED, time.monotonic())
         elif self.failing:
             self.failing = False
             self.print_line(f"the game is written again in {self.recorder.log_path.parent}: "
                             "nothing lost")
-            self.signals.show(STORAGE_BACK, time.monotonic())
+            self.signals.show(Cue.LOG_BACK, time.monotonic())
 
     def retry(self, now: float) -> None:
         """Between events: try the disk again every `retry_s`."""

@@ -222,9 +222,7 @@ class Recorder:
             os.ftruncate(self._fd, self._size)
         while self._held:
             data = self._held[0]
-            written = 0
-            while written < len(data):
-                written += os.write(self._fd, data[written:])
+            _write_fully(self._fd, data)
             os.fsync(self._fd)
             self._size += len(data)
             self._held.pop(0)
@@ -265,6 +263,13 @@ def _lines(*lines: dict[str, Any]) -> bytes:
     return "".join(json.dumps(data, ensure_ascii=False) + "\n" for data in lines).encode("utf-8")
 
 
+def _write_fully(fd: int, data: bytes) -> None:
+    """All of `data` to `fd`: `os.write` may take only part of it."""
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
+
+
 def _write_atomically(path: Path, data: bytes) -> None:
     """`data` into a temporary file beside `path`, fsynced, then renamed over it; nothing of
     the temporary file is left where the disk refuses it."""
@@ -272,9 +277,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            written = 0
-            while written < len(data):
-                written += os.write(fd, data[written:])
+            _write_fully(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -24,6 +24,7 @@ class Cue(enum.Enum):
     ILLEGAL = "illegal move: put the pieces back"
     UNREADABLE = "board unreadable: clear the view"
     PROMOTE = "promote the piece"
+    MOVE_INCOMPLETE = "finish the move: take off the captured pieces"
     ROLL_PENDING = "roll pending: roll the die"
     SET_UP = "set up the board"
     RESTORED = "all clear"  # what was wrong is put right: red and amber go out
@@ -102,6 +103,7 @@ TUNES: dict[str, Tune] = {
 _TUNE_OF: dict[Cue, str] = {
     Cue.ACCEPTED: "accepted", Cue.ILLEGAL: "illegal", Cue.UNREADABLE: "unreadable",
     Cue.NO_PICTURE: "unreadable", Cue.PROMOTE: "attention", Cue.ROLL_PENDING: "attention",
+    Cue.MOVE_INCOMPLETE: "attention",
     Cue.SET_UP: "attention", Cue.WIN: "win", Cue.DRAW: "draw", Cue.CAMERA_LOST: "alarm",
     Cue.TAKEN_BACK: "undo", Cue.NEW_GAME: "accepted", Cue.CAMERA_BACK: "accepted",
     Cue.LOG_FAILED: "alarm", Cue.LOG_BACK: "accepted",
@@ -112,7 +114,8 @@ _ALERT: dict[Cue, Lamp] = {Cue.ILLEGAL: BLINK_FAST, Cue.UNREADABLE: WINK,
 # A cue that clears only the alerts it names, and sounds only when it clears one.
 _CLEARS: dict[Cue, tuple[Cue, ...]] = {Cue.CAMERA_BACK: (Cue.CAMERA_LOST, Cue.NO_PICTURE),
                                        Cue.LOG_BACK: (Cue.LOG_FAILED,)}
-_ATTENTION: dict[Cue, Lamp] = {Cue.PROMOTE: BLINK_SLOW, Cue.ROLL_PENDING: DOUBLE_BLINK,
+_ATTENTION: dict[Cue, Lamp] = {Cue.PROMOTE: BLINK_SLOW, Cue.MOVE_INCOMPLETE: BLINK_SLOW,
+                               Cue.ROLL_PENDING: DOUBLE_BLINK,
                                Cue.SET_UP: STEADY}
 
 

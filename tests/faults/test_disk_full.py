@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from referee.app.events import Event, EventKind
-from referee.app.live import STORAGE_BACK, STORAGE_TROUBLE, run_live
+from referee.app.live import run_live
 from referee.app.record import Recorder, load_log
 from referee.errors import RecordError
-from referee.hardware.cues import cue_line
+from referee.hardware.cues import Cue, cue_line
 from referee.hardware.frames import BaseSource, Frame
 from referee.hardware.signals import TerminalSignals
 from referee.hardware.sources import open_source
@@ -68,7 +68,7 @@ def test_the_referee_referees_on_and_the_log_catches_up(
     assert disk.refused > 0
     # The players were told: after each event while the disk failed, the red light and the
     # alarm; the light out once it was written again.
-    trouble, back = cue_line(STORAGE_TROUBLE), cue_line(STORAGE_BACK)
+    trouble, back = cue_line(Cue.LOG_FAILED), cue_line(Cue.LOG_BACK)
     shown_lines = cues(shown)
     assert shown_lines.count(trouble) >= 2 and shown_lines.count(back) == 1
     assert shown_lines.index(back) > max(i for i, line in enumerate(shown_lines)

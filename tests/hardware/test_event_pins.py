@@ -53,7 +53,7 @@ CASES = [
     (EventKind.UNREADABLE, 0, playing, ("-r-1-", "C5"), "---1-"),  # red winks 0.1 s a second
     (EventKind.NO_BOARD, 0, playing, ("-r-1-", "C5"), "---1-"),
     (EventKind.PROMOTE, 0, playing, ("--a1-", "A5"), "--a1-"),  # amber blinks 0.5 s
-    (EventKind.INCOMPLETE, 0, playing, ("--a1-", "A5"), "--a1-"),  # as PROMOTE: finish the move
+    (EventKind.INCOMPLETE, 0, playing, ("--a1-", "A5"), "--a1-"),  # amber blinks: finish the move
     (EventKind.ROLL_PENDING, 0, playing, ("--a1-", "A5"), "--a1-"),  # amber double-blinks
     (EventKind.TAKE_BACK, 0, playing, ("---1-", "E6"), "---1-"),  # a falling two-note
     (EventKind.GAME_OVER, 1, won, ("g--1-", "C6"), "g--1-"),  # the winner's light blinks
