@@ -50,10 +50,12 @@ def test_wrong_game_and_pieces(tmp_path, capsys):
     video = noise_video(tmp_path / "table.avi", frames=3)
     assert main(["replay", str(video), "--game", "chess"]) == 1
     assert "unknown game 'chess'" in capsys.readouterr().err
-    assert main(["replay", str(video), "--game", "renaissance"]) == 1
-    assert "not refereed from a camera yet" in capsys.readouterr().err
     assert main(["replay", str(video), "--game", "zensu", "--pieces", "dice"]) == 1
     assert "Zensū is played with its own pieces" in capsys.readouterr().err
+    assert main(["replay", str(video), "--game", "renaissance", "--pieces", "penta"]) == 1
+    assert "Renaissance is played with its own pieces" in capsys.readouterr().err
+    assert main(["replay", str(video), "--game", "renaissance"]) == 1
+    assert "no 7x7 board found in the footage" in capsys.readouterr().err
     assert main(["replay", str(video), "--game", "rinne", "--pieces", "marbles"]) == 1
     assert "unknown piece set 'marbles'" in capsys.readouterr().err
 

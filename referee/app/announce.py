@@ -24,9 +24,11 @@ def cues_for(event: Event, match: Match[Any, Any]) -> list[tuple[Cue, Color | No
     """The cues for `event`, given the match as it stands after it."""
     if event.kind in _SIMPLE:
         return [(_SIMPLE[event.kind], None)]
-    # Whose turn it is after this event: the event's ply count says (two plies read at once
-    # give two events after both were played).
-    turn = Color(event.ply % 2)
+    # Whose turn it is after this event: the position after its ply count says (two plies
+    # read at once give two events after both were played; turns need not alternate:
+    # Renaissance's phase 2 turn is two plies, and a player who cannot act is skipped).
+    positions = match.positions
+    turn = positions[min(event.ply, len(positions) - 1)].turn
     over = match.is_over() and event.ply == len(match.moves)
     if event.kind is EventKind.STARTED:
         return [(Cue.TURN, turn)]

@@ -24,11 +24,13 @@ from referee.app.state_machine import Phase, Referee
 from referee.errors import NoBoardError, RefereeError
 from referee.rules import game_with_ruleset
 from referee.rules.core import Match
+from referee.rules.renaissance import RenaissanceRules
 from referee.rules.rinne import RinneRules
 from referee.rules.zensu import ZensuRules
 from referee.tracking.decoding import Decoder, Verdict
 from referee.tracking.inference import PIECE_SETS, MoveInferer
-from referee.tracking.reading import Reading
+from referee.tracking.reading import EMPTY, Reading
+from referee.tracking.renaissance import RenaissanceDecoder
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.tracking.zensu import ZensuDecoder
 from referee.vision.board_finder import find_board
@@ -37,6 +39,7 @@ from referee.vision.classifier import Classifier
 from referee.vision.corner_guesses import corner_network
 from referee.vision.crops import CropSpec
 from referee.vision.line_profiles import small_board
+from referee.vision.monomino import MONOMINO_MODEL, second_opinion
 from referee.vision.motion import Anchor, anchor, moved_by, shift_since
 from referee.vision.pose import BoardPose
 from referee.vision.second_look import SecondLook, read_squares
@@ -46,6 +49,7 @@ from referee.vision.warp import top_face_quads, view_outside_frame, warp_board
 log = logging.getLogger(__name__)
 
 ZENSU_PIECES = "zensu"  # Zensū's own pieces, and the model that reads them
+TILES = "tiles"  # Renaissance's tiles and markers, and the model that reads them
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,14 @@ class BoardReader:
     def __init__(self, files: int, ranks: int, classifier: Classifier, *,
                  settings: PipelineSettings | None = None,
                  vision: VisionSettings | None = None,
-                 calibration: Calibration | None = None) -> None:
+                 calibration: Calibration | None = None,
+                 monomino: Classifier | None = None) -> None:
         self.files, self.ranks = files, ranks
         self.classifier = classifier
+        self.monomino = monomino  # Renaissance: asked again of squares bare or a monomino
+        # A reading's labels put "empty" first (the tiles model's start with "blocked").
+        self.labels = tuple(sorted(classifier.labels, key=lambda label: label != EMPTY))
+        self._columns = [classifier.labels.index(label) for label in self.labels]
         self.settings = settings or PipelineSettings()
         self.vision = vision or default_settings()
         self.crop_spec = classifier.card.crop
@@ -238,9 +247,12 @@ class BoardReader:
                                default_focal=self.vision.crops.default_focal,
                                camera_matrix=self.lens.camera_matrix)
         quads = quads.astype(np.float32)
-        crops, probabilities = read_squares(self.classifier, frame_bgr, quads, pose.files,
-                                            self.settings.second_look)
-        return Reading(self.classifier.labels, probabilities,
+        look = self.settings.second_look
+        crops, probabilities = read_squares(self.classifier, frame_bgr, quads, pose.files, look)
+        if self.monomino is not None:
+            probabilities = second_opinion(self.monomino, crops, probabilities,
+                                           self.classifier.labels, look)
+        return Reading(self.labels, probabilities[:, self._columns],
                        crop_colors(crops, self.crop_spec), frame_index, time_s)
 
 
@@ -349,7 +361,8 @@ class GameLoop:
         if not matching:
             return self.referee.on_reading(readings[0][1])
         decided = False
-        if reader.piece_colours is not None:  # the board profile's colours say whose side
+        if reader.piece_colours is not None and self.referee.inferer.uses_colours:
+            # the board profile's colours say whose side
             _, owners = self.referee.inferer.appearance(self.referee.match.position)
             known = {square: int(owner) for square, owner in enumerate(owners) if owner >= 0}
             matching, decided = side_by_colours(matching, known, reader.piece_colours)
@@ -368,7 +381,10 @@ class GameLoop:
         read at once look legal from both sides of a symmetric start; then the side the
         first arm reached in from is taken for the first player's."""
         referee, reader = self.referee, self.reader
-        if referee.inspect(reading).verdict in (Verdict.MOVE, Verdict.NO_CHANGE):
+        verdict = referee.inspect(reading).verdict
+        if not referee.inferer.uses_colours:
+            return self._arm_decides_sides(frame_bgr, reading, verdict)
+        if verdict in (Verdict.MOVE, Verdict.NO_CHANGE):
             return reading
         assert referee.colors is not None
         others: dict[int, tuple[Reading, Verdict]] = {}
@@ -390,6 +406,22 @@ class GameLoop:
         # Not read as two plies from the arm's side (a square unsure there): look from that
         # side, but keep the others open, rather than take the pair the other side shows.
         return self._name_from(turns, seen, decided=verdict is Verdict.TWO_MOVES)
+
+    def _arm_decides_sides(self, frame_bgr: np.ndarray, reading: Reading, verdict: Verdict
+                           ) -> Reading:
+        """Pieces that are nobody's on a start that looks the same from every side
+        (Renaissance's empty board): the first ply is legal seen from any side, so the side
+        the first arm reached in from is the first mover's."""
+        if verdict is Verdict.NO_CHANGE or self._first_arm is None:
+            return reading
+        reader = self.reader
+        turns = min((reader.turns, *self._other_sides), key=self._arm_distance)
+        self._other_sides = ()
+        if turns == reader.turns:
+            return reading
+        log.info("the first player sits on another side")
+        reader.turns = turns
+        return reader.read(frame_bgr, reader.turned(turns), reading.frame_index, reading.time_s)
 
     def _name_from(self, turns: int, seen: Reading, *, decided: bool) -> Reading:
         """Name the corners from another side from now on."""
@@ -414,10 +446,12 @@ class GameLoop:
         return np.asarray(pose.to_image(np.array([edges[int(np.argmax(changes))]]))[0])
 
     def _arm_distance(self, turns: int) -> float:
-        """How far the first arm came in from the first player's edge, named by `turns`."""
+        """How far the first arm came in from the edge of the player to move first (the
+        first player's near edge, the second's far one), named by `turns`."""
         pose = self.reader.turned(turns)
         assert self._first_arm is not None
-        home = pose.to_image(np.array([(pose.files / 2, 0.0)]))[0]
+        edge = 0.0 if int(self.referee.match.positions[0].turn) == 0 else float(pose.ranks)
+        home = pose.to_image(np.array([(pose.files / 2, edge)]))[0]
         return float(np.linalg.norm(home - self._first_arm))
 
     def _no_board(self, frame_index: int, time_s: float) -> list[Event]:
@@ -473,38 +507,42 @@ def _shift(a: BoardPose, b: BoardPose) -> float:
                for o in b.orientations())
 
 
-def camera_game(name: str, ruleset: str | Path | None = None) -> RinneRules | ZensuRules:
+CameraGame = RinneRules | ZensuRules | RenaissanceRules
+
+
+def camera_game(name: str, ruleset: str | Path | None = None) -> CameraGame:
     """The game `name` (as a ruleset file sets it out, if one is given), if the camera can
-    referee it yet (the Rinne family and Zensū)."""
+    referee it."""
     game = game_with_ruleset(name, ruleset)
-    if not isinstance(game, RinneRules | ZensuRules):
-        raise RefereeError(f"{game.name}: not refereed from a camera yet (the Rinne family and "
-                           "Zensū are)")
+    if not isinstance(game, CameraGame):
+        raise RefereeError(f"{game.name}: not refereed from a camera")
     return game
 
 
-def board_referee(game: RinneRules | ZensuRules, pieces: str | None, *, model: str | None = None,
+def board_referee(game: CameraGame, pieces: str | None, *, model: str | None = None,
                   match: Match[Any, Any] | None = None,
                   settings: PipelineSettings | None = None,
                   calibration: Calibration | None = None) -> tuple[Referee, BoardReader]:
     """The referee and the board reader for `game` played with the piece set `pieces` (the
-    Rinne family: dice, the default, or penta; Zensū has its own), reading with `model` or
-    the piece set's own board model, through the camera and board profile of `calibration`
-    (see calibrated.py)."""
+    Rinne family: dice, the default, or penta; Zensū and Renaissance have their own),
+    reading with `model` or the piece set's own board model, through the camera and board
+    profile of `calibration` (see calibrated.py)."""
+    own = {ZensuRules: ZENSU_PIECES, RenaissanceRules: TILES}.get(type(game))
+    if own is not None and pieces not in (None, own):
+        raise RefereeError(f"{game.title} is played with its own pieces, not {pieces}: "
+                           "leave --pieces out")
+    pieces = pieces or own or "dice"
+    if own is None and pieces not in PIECE_SETS:
+        raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
+    classifier = Classifier.load(model or own or PIECE_SETS[pieces].model)
+    monomino = Classifier.load(MONOMINO_MODEL) if own == TILES else None
+    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings,
+                         calibration=calibration, monomino=monomino)
     decoder: Decoder
     if isinstance(game, ZensuRules):
-        if pieces not in (None, ZENSU_PIECES):
-            raise RefereeError(f"Zensū is played with its own pieces, not {pieces}: leave --pieces out")
-        classifier = Classifier.load(model or ZENSU_PIECES)
-        decoder = ZensuDecoder(game, classifier.labels)
+        decoder = ZensuDecoder(game, reader.labels)
+    elif isinstance(game, RenaissanceRules):
+        decoder = RenaissanceDecoder(game, reader.labels)
     else:
-        pieces = pieces or "dice"
-        if pieces not in PIECE_SETS:
-            raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
-        piece_set = PIECE_SETS[pieces]
-        classifier = Classifier.load(model or piece_set.model)
-        decoder = MoveInferer(game, piece_set, classifier.labels)
-    referee = Referee(decoder, match=match)
-    reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings,
-                         calibration=calibration)
-    return referee, reader
+        decoder = MoveInferer(game, PIECE_SETS[pieces], reader.labels)
+    return Referee(decoder, match=match), reader

@@ -5,6 +5,7 @@ move it cannot explain clearly."""
 from __future__ import annotations
 
 import enum
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ class Referee:
         self.colors: ColorModel | None = None
         self._asked_to_set_up = False
         self._unreadable = ""  # the squares of the last "unreadable", until anything else
+        self._under_way: Any = None  # the ply last seen under way, until one is accepted
 
     def on_reading(self, reading: Reading) -> list[Event]:
         """Judge one steady reading; returns the events it causes (often none)."""
@@ -58,7 +60,6 @@ class Referee:
 
     def inspect(self, reading: Reading) -> Inference:
         """What the reading would mean now, without acting on it."""
-        assert self.colors is not None
         previous = self.match.positions[-2] if len(self.match.positions) > 1 else None
         return self.inferer.infer(reading, self.match.position, self.colors, previous)
 
@@ -93,13 +94,15 @@ class Referee:
             self._asked_to_set_up = True
             what = "the start position" if not self.match.moves else "the logged position"
             return [self._event(EventKind.SET_UP, reading, detail=f"set up {what}")]
-        _, owners = self.inferer.appearance(position)
-        colors = ColorModel.learn(reading, {sq: int(o) for sq, o in enumerate(owners) if o >= 0})
-        if colors.separation < MIN_COLOR_SEPARATION:
-            self._asked_to_set_up = False
-            return [self._event(EventKind.UNREADABLE, reading,
-                                detail="the two players' pieces look alike: use two colours")]
-        self.colors = colors
+        if self.inferer.uses_colours:
+            _, owners = self.inferer.appearance(position)
+            colors = ColorModel.learn(reading, {sq: int(o) for sq, o in enumerate(owners)
+                                                if o >= 0})
+            if colors.separation < MIN_COLOR_SEPARATION:
+                self._asked_to_set_up = False
+                return [self._event(EventKind.UNREADABLE, reading,
+                                    detail="the two players' pieces look alike: use two colours")]
+            self.colors = colors
         self.phase = Phase.PLAYING
         turn = self.game.player_names[position.turn]
         return [self._event(EventKind.STARTED, reading, detail=f"{turn} to move")]
@@ -114,7 +117,7 @@ class Referee:
             self.phase = Phase.PLAYING
             return [self._event(EventKind.RESTORED, reading)]
         if verdict is Verdict.MOVE:
-            return self._accept(inference, reading)
+            return self._accept(self._as_seen_under_way(inference), reading)
         if verdict is Verdict.TWO_MOVES:
             assert inference.second is not None
             events = self._accept(inference, reading)
@@ -125,12 +128,15 @@ class Referee:
                 return [*events, self._event(EventKind.ROLL_PENDING, reading, move=move)]
             second = Inference(Verdict.MOVE, inference.second, inference.margin)
             return events + self._accept(second, reading)
-        if verdict is Verdict.INCOMPLETE:  # a capture under way: say what is still to clear
+        if verdict is Verdict.INCOMPLETE:  # a ply under way: say what is still to change
+            if not self._same_after(self._under_way, inference.move):
+                self._under_way = inference.move  # (the first look tells most: kept)
             if not inference.squares:
                 return []
+            position = self.match.position
             return [self._event(EventKind.INCOMPLETE, reading, move=self.game.move_text(
-                self.match.position, inference.move),
-                detail="take off the captured " + self._squares(inference))]
+                position, inference.move), detail=self.inferer.incomplete_detail(
+                    position, inference.move, self._squares(inference)))]
         if verdict is Verdict.NO_CHANGE:
             if self.phase is Phase.CORRECTING:
                 self.phase = Phase.PLAYING
@@ -156,6 +162,22 @@ class Referee:
             return [self._event(kind, reading, move=move)]
         return [self._event(EventKind.UNREADABLE, reading, detail=self._squares(inference))]
 
+    def _as_seen_under_way(self, inference: Inference) -> Inference:
+        """Two plies that leave the same position look the same once made (Renaissance: a
+        push-in, and a marker placed where the push leaves one); where the board was seen
+        part way through one of them, that one was made."""
+        seen, self._under_way = self._under_way, None
+        if seen is None or not self._same_after(seen, inference.move):
+            return inference
+        return replace(inference, move=seen)
+
+    def _same_after(self, a: Any, b: Any) -> bool:
+        """Whether plies `a` and `b` (either may be None) leave the same position."""
+        if a is None or b is None:
+            return False
+        position = self.match.position
+        return a == b or self.game.play(position, a) == self.game.play(position, b)
+
     def _accept(self, inference: Inference, reading: Reading) -> list[Event]:
         assert inference.move is not None
         before = self.match.position
@@ -180,6 +202,7 @@ class Referee:
 
     def _undo_last(self) -> str:
         """Take the last move off the match; returns it in the designer's notation."""
+        self._under_way = None  # (a ply of the position left)
         before = self.match.positions[-2]
         return str(self.game.move_text(before, self.match.pop()))
 

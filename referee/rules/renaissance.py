@@ -361,17 +361,24 @@ class RenaissanceRules:
         return (self.settings.push and line is not None
                 and any(position.markers[sq] == 0 for sq in line[1:]))
 
-    def _place_marker1(self, position: Position, square: int) -> Position:
-        """Place (pushing the line in if the square holds a marker), then take every tile
-        now fully covered."""
+    def placed_markers(self, position: Position, square: int) -> tuple[int, ...]:
+        """Phase 1: the markers once the player to move has placed one on `square` (pushing
+        its line in if the square holds one), before any tile it completes is taken: what
+        the board shows the moment the hand leaves it."""
         markers = list(position.markers)
-        mover = position.turn
         if markers[square]:
             line = self._board.push_lines[square]
             gap = next(i for i in range(1, len(line)) if markers[line[i]] == 0)
             for i in range(gap, 0, -1):
                 markers[line[i]] = markers[line[i - 1]]
-        markers[square] = mover + 1
+        markers[square] = position.turn + 1
+        return tuple(markers)
+
+    def _place_marker1(self, position: Position, square: int) -> Position:
+        """Place (pushing the line in if the square holds a marker), then take every tile
+        now fully covered."""
+        markers = list(self.placed_markers(position, square))
+        mover = position.turn
         cover = list(position.cover)
         taken = list(position.taken)
         for tile in sorted(position.tiles_on_board()):

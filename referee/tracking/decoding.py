@@ -12,6 +12,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,10 @@ class Candidate:
 class Decoder(ABC):
     """Scores the candidate explanations of a reading for one game."""
 
+    # Owners are told by the colours learnt at the start (the Rinne family, Zensū); a game
+    # whose labels name the owner (Renaissance's markers) learns none.
+    uses_colours = True
+
     def __init__(self, game: Any, labels: tuple[str, ...],
                  settings: InferenceSettings | None = None) -> None:
         self.game = game
@@ -80,6 +85,19 @@ class Decoder(ABC):
     def candidates(self, position: Any, previous: Any | None) -> Iterator[Candidate]:
         """Every explanation of a board read after `position` (`previous`: the one before)."""
 
+    def under_way(self, position: Any, label_logp: np.ndarray) -> Iterator[Candidate]:
+        """Explanations built from the reading itself (`label_logp`: log-probability per
+        square and label): plies caught part way through changes too many to list (a game
+        that has none yields nothing)."""
+        del position, label_logp
+        return iter(())
+
+    def incomplete_detail(self, position: Any, move: Any, squares: str) -> str:
+        """What the players are told while `move` is under way (`squares`: those still to
+        change, named)."""
+        del position, move
+        return f"finish the move: {squares}"
+
     def forced_move(self, position: Any) -> Any | None:
         """A ply the player to move must make that shows nothing on the board (Zensū's
         pass), for the referee to play itself; None in most games."""
@@ -93,22 +111,24 @@ class Decoder(ABC):
         del position, label_logp, owner_logp, free
         return None
 
-    def infer(self, reading: Reading, position: Any, colors: ColorModel,
+    def infer(self, reading: Reading, position: Any, colors: ColorModel | None,
               previous: Any | None = None) -> Inference:
-        if reading.squares != len(position.board):
+        geometry = self.game.geometry
+        if reading.squares != geometry.files * geometry.ranks:
             raise ValueError("the reading and the position have different numbers of squares")
         unsure = reading.confidence() < self.settings.min_square_confidence
         label_logp = np.log(np.clip(reading.probabilities, 1e-9, 1.0))
-        p_first = np.clip(colors.first_owner_probability(reading.colors), 1e-9, 1 - 1e-9)
-        owner_logp = np.stack([np.log(p_first), np.log(1 - p_first), np.zeros_like(p_first)], 1)
+        owner_logp = _owner_logp(reading, colors)
         rows = np.arange(reading.squares)
 
         def score(candidate: Candidate) -> float:
             return float(label_logp[rows, candidate.labels].sum()
                          + owner_logp[rows, candidate.owners].sum())
 
-        scored = sorted(((score(c), i, c) for i, c in enumerate(
-            self.candidates(position, previous))), key=lambda t: (-t[0], t[1]))
+        explanations = chain(self.candidates(position, previous),
+                             self.under_way(position, label_logp))
+        scored = sorted(((score(c), i, c) for i, c in enumerate(explanations)),
+                        key=lambda t: (-t[0], t[1]))
         best_score, _, best = scored[0]
         piece_best = label_logp[:, 1:].max(axis=1) + owner_logp[:, :2].max(axis=1)
         free = float(np.maximum(label_logp[:, 0], piece_best).sum())
@@ -149,13 +169,26 @@ class Decoder(ABC):
         unlikely = expected < self.settings.min_expected_probability
         return bool((unsure & (changes | unlikely)).any())
 
-    def _changed(self, reading: Reading, position: Any, colors: ColorModel) -> tuple[int, ...]:
+    def _changed(self, reading: Reading, position: Any, colors: ColorModel | None
+                 ) -> tuple[int, ...]:
         """Squares whose most likely content differs from the position's."""
         expected, owners = self.appearance(position)
         seen = np.argmax(reading.probabilities, axis=1)
-        p_first = colors.first_owner_probability(reading.colors)
-        seen_owner = np.where(seen == 0, -1, np.where(p_first >= 0.5, 0, 1))
+        if colors is None:
+            seen_owner = np.full(len(seen), -1)
+        else:
+            p_first = colors.first_owner_probability(reading.colors)
+            seen_owner = np.where(seen == 0, -1, np.where(p_first >= 0.5, 0, 1))
         return tuple(int(s) for s in np.flatnonzero((seen != expected) | (seen_owner != owners)))
+
+
+def _owner_logp(reading: Reading, colors: ColorModel | None) -> np.ndarray:
+    """Log-probability per square of each owner (first, second, nobody) by its colour; all
+    alike where owners are not told by colour."""
+    if colors is None:
+        return np.zeros((reading.squares, 3))
+    p_first = np.clip(colors.first_owner_probability(reading.colors), 1e-9, 1 - 1e-9)
+    return np.stack([np.log(p_first), np.log(1 - p_first), np.zeros_like(p_first)], 1)
 
 
 def differ(a: Candidate, b: Candidate) -> tuple[int, ...]:

@@ -60,6 +60,10 @@ class ZensuDecoder(Decoder):
     def forced_move(self, position: Position) -> Move | None:
         return forced_pass(self.game, position)
 
+    def incomplete_detail(self, position: Position, move: Move, squares: str) -> str:
+        del position, move
+        return f"take off the captured {squares}"
+
     def _captures_under_way(self, position: Position, move: Move, after: Position
                             ) -> Iterator[Candidate]:
         """The board part way through a capturing ply: the piece moved with some captured

@@ -17,7 +17,7 @@ Every game plays through its rules (`plan_acts`): the Rinne family and Zensū mo
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from referee.errors import OutputError, RenderError
 from referee.rules.core import Match
-from referee.rules.renaissance_position import MONOMINO, Phase
+from referee.rules.renaissance_position import Phase
 from referee_lab.synth.director import Act, Director, Step
 from referee_lab.synth.games import (
     GameSpec,
@@ -273,13 +273,10 @@ def _with_marker(content: SquareContent, marker: str | None) -> SquareContent:
 def _placed_marker(match: Match[Any, Any], index: int, spec: GameSpec,
                    before: Contents) -> Contents:
     """The squares a phase 1 marker changes (a push-in shifts its line), before any tile it
-    completes is taken: the rules' own placement on the position with its tiles hidden, so
-    that none can be taken. (`_place_marker1` is the rules' own step, private to them; the
-    rules offer no public "markers after this placement".)"""
+    completes is taken."""
     game: Any = match.game
     position, move = match.positions[index], match.moves[index]
-    hidden = replace(position, cover=tuple(MONOMINO if v >= 0 else v for v in position.cover))
-    markers = game._place_marker1(hidden, move.square).markers
+    markers = game.placed_markers(position, move.square)
     names = square_names(spec.files, spec.ranks)
     colours = (None, "gold", "silver")
     return {names[sq]: _with_marker(before[names[sq]], colours[new])

@@ -1,0 +1,184 @@
+"""Decoding readings of Renaissance: each square shows its cover (blocked, empty, a
+polyomino's square or a monomino) and any marker on it (gold or silver), as the `tiles` model
+reads it. Markers belong to whoever's colour they are, so no colours are learnt.
+
+One ply is one action (a tile laid, a marker placed or moved, a monomino laid), but the rules
+then change the board further, and the players make those changes by hand, in steps:
+- the last tile of the preparation: a monomino on every square left free;
+- a phase 1 marker that completes polyominoes: each is taken, lifted off with its markers,
+  and a monomino laid on each of its squares;
+- the end of phase 1: the board cleared for phase 2.
+Until the board shows the rules' position, the ply is under way (`Verdict.INCOMPLETE`, with
+the squares still to change); a square may be caught at any step of its own change (as the
+player's action left it, with its marker lifted, cleared, or done), so the best such board
+is built square by square from the reading."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from referee.rules.polyomino import SHAPE_NAMES
+from referee.rules.renaissance import RenaissanceRules
+from referee.rules.renaissance_position import (
+    BLOCKED,
+    MONOMINO,
+    Move,
+    MoveMarker,
+    Phase,
+    PlaceMarker,
+    PlaceMonomino,
+    PlaceTile,
+    Position,
+)
+from referee.tracking.decoding import Candidate, Decoder, InferenceSettings, Verdict
+
+COVERS = ("blocked", "empty", "monomino", "tile")  # a square's cover, as the labels name it
+MARKS = ("", "+gold", "+silver")  # by `Position.markers` value: none, Gold, Silver
+
+
+@dataclass(frozen=True, eq=False)
+class _Ply:
+    """A legal ply and the board it leaves: `acted`, as the player's own action leaves it,
+    and `settled`, the rules' position after it (label index a square)."""
+
+    move: Move
+    acted: np.ndarray
+    settled: np.ndarray
+    steps: np.ndarray  # (squares to change, options): the labels each may show meanwhile
+    changing: np.ndarray  # the squares `steps` is for
+
+
+class RenaissanceDecoder(Decoder):
+    uses_colours = False
+
+    def __init__(self, game: RenaissanceRules, labels: tuple[str, ...],
+                 settings: InferenceSettings | None = None) -> None:
+        names = [f"{cover}{mark}" for cover in COVERS for mark in MARKS if
+                 cover != "blocked" or not mark]
+        missing = set(names) - set(labels)
+        if missing:
+            raise ValueError(f"the classifier lacks the labels {sorted(missing)}")
+        super().__init__(game, labels, settings)
+        self.game: RenaissanceRules = game
+        blocked = self._index["blocked"]
+        self._table = np.array([[self._index.get(f"{cover}{mark}", blocked) for mark in MARKS]
+                                for cover in COVERS])
+        self._plies: tuple[Position | None, list[_Ply], list[_Ply]] = (None, [], [])
+
+    # --- what a position looks like ---------------------------------------------------
+
+    def labels_of(self, cover: tuple[int, ...], markers: tuple[int, ...]) -> np.ndarray:
+        """Label index per square for a board of `cover` and `markers` (`Position`'s)."""
+        covers, marks = np.asarray(cover), np.asarray(markers)
+        kind = np.select([covers >= 0, covers == MONOMINO, covers == BLOCKED], [3, 2, 0], 1)
+        return np.asarray(self._table[kind, marks])
+
+    def appearance(self, position: Position, shown: dict[int, str] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        labels = self.labels_of(position.cover, position.markers)
+        for square, label in (shown or {}).items():
+            labels[square] = self._index[label]
+        return labels, np.full(len(labels), -1, dtype=np.intp)
+
+    # --- the explanations -------------------------------------------------------------
+
+    def candidates(self, position: Position, previous: Position | None) -> Iterator[Candidate]:
+        nobody = np.full(len(position.cover), -1, dtype=np.intp)
+        yield Candidate(Verdict.NO_CHANGE, None, *self.appearance(position))
+        if previous is not None:
+            yield Candidate(Verdict.TAKE_BACK, None, *self.appearance(previous))
+        for ply in self._legal_plies(position):
+            yield Candidate(Verdict.MOVE, ply.move, ply.settled, nobody)
+
+    def under_way(self, position: Position, label_logp: np.ndarray) -> Iterator[Candidate]:
+        """Per ply that the rules carry further than the player's action, the board caught
+        part way through those changes that the reading favours, if it is not the end."""
+        nobody = np.full(len(position.cover), -1, dtype=np.intp)
+        for ply in self._every_ply(position):
+            if not ply.changing.size:
+                continue
+            options = label_logp[ply.changing[:, None], ply.steps]
+            shown = ply.steps[np.arange(len(ply.changing)), options.argmax(axis=1)]
+            if np.array_equal(shown, ply.settled[ply.changing]):
+                continue
+            labels = ply.settled.copy()
+            labels[ply.changing] = shown
+            left = ply.changing[shown != ply.settled[ply.changing]]
+            yield Candidate(Verdict.INCOMPLETE, ply.move, labels, nobody,
+                            tuple(int(s) for s in left))
+
+    def incomplete_detail(self, position: Position, move: Move, squares: str) -> str:
+        taken = self.game.acquisitions(position, move)
+        names = self.game.player_names
+        said = [f"{names[holder]} takes the {SHAPE_NAMES[position.inventory[tile]]} "
+                f"({' '.join(map(self.game.geometry.square_name, position.tile_squares(tile)))})"
+                for tile, holder in taken]
+        after = self.game.play(position, move)
+        if position.phase is Phase.PHASE1 and after.phase is not Phase.PHASE1:
+            said.append("phase 1 is over: clear the board")
+        elif position.phase is Phase.PREPARATION and after.phase is not Phase.PREPARATION:
+            said.append("a monomino on every free square")
+        elif taken:
+            said.append("lift it off with its markers, a monomino on each of its squares")
+        return "; ".join([*said, f"still to change: {squares}"])
+
+    def _legal_plies(self, position: Position) -> list[_Ply]:
+        """Every legal ply's boards (the last position's, kept: it is read again and again).
+        Plies that leave the same position look the same once made (a push-in of a line of
+        the mover's own markers, and a marker placed where the push leaves one): the one
+        whose action changes the fewest squares stands for them all, the plain placement."""
+        if self._plies[0] != position:
+            plies = [self._ply(position, move) for move in self.game.legal_moves(position)]
+            plain: dict[Position, tuple[tuple[int, bool], _Ply]] = {}
+            before = self.labels_of(position.cover, position.markers)
+            for ply, after in plies:
+                # (A push-in along the mover's own markers may touch one square too.)
+                push = isinstance(ply.move, PlaceMarker) and position.markers[ply.move.square] > 0
+                rank = (int(np.count_nonzero(ply.acted != before)), push)
+                if after not in plain or rank < plain[after][0]:
+                    plain[after] = (rank, ply)
+            self._plies = (position, [ply for _touched, ply in plain.values()],
+                           [ply for ply, _after in plies])
+        return self._plies[1]
+
+    def _every_ply(self, position: Position) -> list[_Ply]:
+        """Every legal ply, those that leave the same position included (they differ part
+        way: as the player's action leaves the board)."""
+        self._legal_plies(position)
+        return self._plies[2]
+
+    def _ply(self, position: Position, move: Move) -> tuple[_Ply, Position]:
+        acted = self.labels_of(*_acted(self.game, position, move))
+        after = self.game.play(position, move)
+        settled = self.labels_of(after.cover, after.markers)
+        changing = np.flatnonzero(acted != settled)
+        steps = np.array([self._steps(int(acted[sq]), int(settled[sq])) for sq in changing],
+                         dtype=np.intp).reshape(len(changing), 4)
+        return _Ply(move, acted, settled, steps, changing), after
+
+    def _steps(self, acted: int, settled: int) -> tuple[int, int, int, int]:
+        """What a square whose look changes after the player's action may show meanwhile: as
+        acted, its marker lifted, cleared (its cover lifted with its marker), or settled."""
+        bare = self.labels[acted].split("+")[0]
+        return acted, self._index[bare], self._index["empty"], settled
+
+
+def _acted(game: RenaissanceRules, position: Position, move: Move
+           ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The cover and markers the moment the player's hand leaves the board."""
+    cover, markers = list(position.cover), list(position.markers)
+    if isinstance(move, PlaceTile):
+        for square in move.squares:
+            cover[square] = move.tile
+    elif isinstance(move, PlaceMonomino):
+        cover[move.square] = MONOMINO
+    elif isinstance(move, MoveMarker):
+        markers[move.to_square], markers[move.from_square] = markers[move.from_square], 0
+    elif isinstance(move, PlaceMarker) and position.phase is Phase.PHASE1:
+        markers = list(game.placed_markers(position, move.square))
+    else:
+        markers[move.square] = position.turn + 1
+    return tuple(cover), tuple(markers)

@@ -1,0 +1,159 @@
+"""Renaissance readings decoded in context: each kind of ply, the board part way through an
+acquisition and through the monomino fill, the sample game refereed to its recorded result
+from readings alone, and a placement the rules forbid."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from referee.app.events import EventKind
+from referee.app.state_machine import Referee
+from referee.rules import Match
+from referee.rules.records import read_record
+from referee.rules.renaissance import RenaissanceRules
+from referee.rules.renaissance_position import Phase, Position
+from referee.tracking.decoding import Verdict
+from referee.tracking.reading import Reading
+from referee.tracking.renaissance import RenaissanceDecoder
+from tests import DATA
+
+GAME = RenaissanceRules()
+# The tiles model's labels, "empty" first as a reading holds them.
+LABELS = ("empty", "blocked", "empty+gold", "empty+silver", "tile", "tile+gold",
+          "tile+silver", "monomino", "monomino+gold", "monomino+silver")
+
+
+def sample() -> Match:
+    match: Match = Match(GAME)
+    for ply in read_record(DATA / "records" / "renaissance-sample.txt").plies:
+        match.push_text(ply.text)
+    return match
+
+
+def reading(labels: np.ndarray, *, seed: int = 0, confidence: float = 0.93) -> Reading:
+    """A camera's reading of a board whose squares show `labels` (label index a square)."""
+    rng = np.random.default_rng(seed)
+    k = len(LABELS)
+    probabilities = np.empty((len(labels), k))
+    for square, label in enumerate(labels):
+        probabilities[square] = np.insert(rng.dirichlet(np.ones(k - 1)) * (1 - confidence),
+                                          label, confidence)
+    return Reading(LABELS, probabilities, np.zeros((len(labels), 3)))
+
+
+def shows(decoder: RenaissanceDecoder, position: Position) -> np.ndarray:
+    return decoder.appearance(position)[0]
+
+
+def first_acquisition(match: Match) -> int:
+    return next(i for i, move in enumerate(match.moves)
+                if GAME.acquisitions(match.positions[i], move))
+
+
+def test_every_ply_of_the_sample_is_read_as_that_ply() -> None:
+    """As that ply, or as the plain placement that leaves the same position (a push-in of
+    the mover's own markers looks the same once made)."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    pushes_read_plain = 0
+    for i, move in enumerate(match.moves):
+        before, after = match.positions[i], match.positions[i + 1]
+        inference = decoder.infer(reading(shows(decoder, after), seed=i), before, None)
+        assert inference.verdict is Verdict.MOVE, (i, move)
+        if inference.move != move:
+            assert GAME.move_text(before, move).endswith(">"), (i, move)
+            assert GAME.play(before, inference.move) == after, (i, move)
+            pushes_read_plain += 1
+    assert 0 < pushes_read_plain < len(match.moves) // 10
+
+
+def test_a_push_in_seen_under_way_is_recorded_as_the_push_in() -> None:
+    """a3> and c3 both take the I4 on a3-d3 and leave the same position; the board seen
+    with the polyomino still down shows which."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    before, push = match.positions[27], match.moves[27]
+    assert GAME.move_text(before, push) == "a3>"
+    referee = Referee(decoder, match=Match(GAME, before))
+    referee.on_reading(reading(shows(decoder, before)))
+    events = referee.on_reading(reading(decoder.labels_of(
+        before.cover, GAME.placed_markers(before, push.square))))
+    assert [(e.kind, e.move) for e in events] == [(EventKind.INCOMPLETE, "a3>")]
+    events = referee.on_reading(reading(shows(decoder, match.positions[28])))
+    assert [(e.kind, e.move) for e in events] == [(EventKind.ACCEPTED, "a3>")]
+
+
+def test_a_taken_polyomino_still_on_the_board_is_an_acquisition_under_way() -> None:
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    i = first_acquisition(match)
+    before, move = match.positions[i], match.moves[i]
+    tile, _holder = GAME.acquisitions(before, move)[0]
+    squares = before.tile_squares(tile)
+    # The marker is down, the polyomino and its markers not yet lifted.
+    acted = decoder.labels_of(before.cover, GAME.placed_markers(before, move.square))
+    inference = decoder.infer(reading(acted), before, None)
+    assert (inference.verdict, inference.move) == (Verdict.INCOMPLETE, move)
+    assert set(inference.squares) == set(squares)
+    # Lifted, and a monomino laid on all but one square.
+    settled = shows(decoder, match.positions[i + 1]).copy()
+    settled[squares[0]] = LABELS.index("empty")
+    inference = decoder.infer(reading(settled), before, None)
+    assert (inference.verdict, inference.move, inference.squares) == (
+        Verdict.INCOMPLETE, move, (squares[0],))
+
+
+def test_the_players_are_told_who_takes_which_polyomino() -> None:
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    i = first_acquisition(match)
+    before, move = match.positions[i], match.moves[i]
+    tile, holder = GAME.acquisitions(before, move)[0]
+    referee = Referee(decoder, match=Match(GAME, before))
+    referee.on_reading(reading(shows(decoder, before)))  # the set-up: the logged position
+    acted = decoder.labels_of(before.cover, GAME.placed_markers(before, move.square))
+    events = referee.on_reading(reading(acted))
+    assert [e.kind for e in events] == [EventKind.INCOMPLETE]
+    assert events[0].detail.startswith(f"{GAME.player_names[holder]} takes the ")
+    assert all(GAME.geometry.square_name(sq) in events[0].detail
+               for sq in before.tile_squares(tile))
+    assert not referee.match.moves  # nothing recorded until the board is settled
+    events = referee.on_reading(reading(shows(decoder, match.positions[i + 1])))
+    assert [e.kind for e in events] == [EventKind.ACCEPTED]
+
+
+def test_the_last_tile_of_the_preparation_waits_for_the_monomino_fill() -> None:
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    last = next(i for i, p in enumerate(match.positions) if p.phase is Phase.PHASE1) - 1
+    before, move = match.positions[last], match.moves[last]
+    acted = shows(decoder, before).copy()
+    acted[list(move.squares)] = LABELS.index("tile")
+    inference = decoder.infer(reading(acted), before, None)
+    free = [sq for sq, cover in enumerate(match.positions[last + 1].cover)
+            if before.cover[sq] < 0 and sq not in move.squares and before.is_free(sq)]
+    assert (inference.verdict, inference.move) == (Verdict.INCOMPLETE, move)
+    assert set(inference.squares) == set(free)
+
+
+def test_a_whole_game_is_refereed_from_readings_alone() -> None:
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    truth = sample()
+    referee = Referee(decoder)
+    events = referee.on_reading(reading(shows(decoder, GAME.start())))
+    assert [e.kind for e in events] == [EventKind.STARTED]
+    for i, after in enumerate(truth.positions[1:]):
+        referee.on_reading(reading(shows(decoder, after), seed=i))
+    # (Pushes-in seen only once made are recorded as the plain placement: same positions.)
+    assert referee.match.positions == truth.positions
+    assert referee.match.outcome == truth.outcome
+
+
+def test_a_tile_laid_where_the_rules_forbid_is_illegal() -> None:
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    start = GAME.start()
+    board = shows(decoder, start).copy()
+    board[[0, 8, 16]] = LABELS.index("tile")  # a1 b2 c3: no polyomino is a diagonal
+    inference = decoder.infer(reading(board), start, None)
+    assert inference.verdict is Verdict.ILLEGAL
+    assert set(inference.squares) == {0, 8, 16}
