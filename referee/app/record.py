@@ -30,12 +30,13 @@ from typing import Any
 import cv2
 import numpy as np
 
+from referee.app.diagrams import board_svg, renaissance_state_html, score_text
 from referee.app.events import Event, EventKind
 from referee.errors import RecordError, RefereeError, UnknownGameError
 from referee.rules import find_game
-from referee.rules.core import Color, Game, Match
+from referee.rules.core import Game, Match
 from referee.rules.records import format_record
-from referee.rules.zensu import ZensuRules
+from referee.rules.renaissance import RenaissanceRules
 
 LOG_FORMAT = "referee-log/1"
 
@@ -248,7 +249,9 @@ class Recorder:
             text = f"{(ply + 1) // 2}. {game.move_text(before, move)}"
             rows.append(_ply_html(game, ply, text, match.positions[ply], move,
                                   self._keyframe_name(ply)))
+        score = score_text(game, match.position)
         return _PAGE.format(title=html.escape(title), result=html.escape(result),
+                            score=f" (score: {html.escape(score)})" if score else "",
                             record=html.escape(format_record(match, self.headers)),
                             rows="\n".join(rows))
 
@@ -402,62 +405,12 @@ def _changes(events: tuple[Event, ...]) -> Iterator[Event]:
     return (e for e in events if e.kind in (EventKind.ACCEPTED, EventKind.TAKE_BACK))
 
 
-def board_svg(game: Game[Any, Any], position: Any, move: Any = None, cell: int = 36) -> str:
-    """A board diagram: pieces as their marks (`piece_mark`), the last move's squares shaded,
-    the goal or home squares green."""
-    geometry = game.geometry  # type: ignore[attr-defined]
-    width, height = geometry.files * cell, geometry.ranks * cell
-    marked = {move.from_square, move.to_square} - {-1} if move is not None else set()
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 16}" '
-             f'height="{height + 16}" viewBox="-16 0 {width + 16} {height + 16}">']
-    for square in geometry.squares():
-        x = geometry.file_of(square) * cell
-        y = (geometry.ranks - 1 - geometry.rank_of(square)) * cell
-        fill = "#f3d28b" if square in marked else (
-            "#e9e4d4" if (geometry.file_of(square) + geometry.rank_of(square)) % 2 else "#d8cfb6")
-        if _is_goal(game, square):
-            fill = "#c9e3c1" if square not in marked else fill
-        parts.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" '
-                     'stroke="#555" stroke-width="1"/>')
-        piece = position.piece_at(square)
-        if piece is not None:
-            dark = piece.color != 0
-            parts.append(
-                f'<rect x="{x + 5}" y="{y + 5}" width="{cell - 10}" height="{cell - 10}" rx="5" '
-                f'fill="{"#333" if dark else "#fff"}" stroke="#222"/>'
-                f'<text x="{x + cell / 2}" y="{y + cell / 2 + 5}" text-anchor="middle" '
-                f'font-family="sans-serif" font-size="15" font-weight="bold" '
-                f'fill="{"#fff" if dark else "#000"}">{piece_mark(piece)}</text>')
-    for file in range(geometry.files):
-        parts.append(f'<text x="{file * cell + cell / 2}" y="{height + 13}" text-anchor="middle" '
-                     f'font-family="sans-serif" font-size="11">{"abcdefghi"[file]}</text>')
-    for rank in range(geometry.ranks):
-        parts.append(f'<text x="-9" y="{(geometry.ranks - rank) * cell - cell / 2 + 4}" '
-                     f'text-anchor="middle" font-family="sans-serif" font-size="11">{rank + 1}'
-                     '</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def piece_mark(piece: Any) -> str:
-    """What a diagram writes on a piece: a Rinne-family piece's state letter, a Zensū
-    piece's large number."""
-    state = getattr(piece, "state", None)
-    return str(state.letter) if state is not None else str(piece.kind)
-
-
-def _is_goal(game: Any, square: int) -> bool:
-    """A square a player races to: the Rinne family's goals, Zensū's home territories."""
-    if isinstance(game, ZensuRules):
-        return any(game.is_home(square, color) for color in Color)
-    return bool(game.is_goal(square))
-
-
 def _ply_html(game: Game[Any, Any], ply: int, text: str, position: Any, move: Any,
               keyframe: str | None) -> str:
     image = f'<img src="{keyframe}" alt="camera view after ply {ply}">' if keyframe else ""
+    state = renaissance_state_html(game, position) if isinstance(game, RenaissanceRules) else ""
     return (f'<section class="ply"><h2>{html.escape(text)}</h2>'
-            f"{board_svg(game, position, move)}{image}</section>")
+            f"{board_svg(game, position, move)}{state}{image}</section>")
 
 
 _PAGE = """<!doctype html>
@@ -467,8 +420,11 @@ body {{ font-family: sans-serif; margin: 2em; }}
 .ply {{ display: inline-block; vertical-align: top; margin: 0 1.5em 1.5em 0; }}
 .ply h2 {{ font-size: 1em; margin: 0 0 .4em; }}
 .ply img {{ display: block; width: 240px; margin-top: .4em; }}
+.ply .phase {{ margin: .2em 0; font-size: .85em; color: #444; }}
+.ply .score {{ font-size: .8em; border-collapse: collapse; }}
+.ply .score th, .ply .score td {{ padding: 0 .4em; text-align: right; }}
 </style></head>
-<body><h1>{title}</h1><p>Result: <strong>{result}</strong></p>
+<body><h1>{title}</h1><p>Result: <strong>{result}</strong>{score}</p>
 <details><summary>Record</summary><pre>{record}</pre></details>
 {rows}
 </body></html>

@@ -126,7 +126,8 @@ def test_a_player_without_a_move_passes_and_the_referee_plays_it() -> None:
 
 
 def test_the_report_draws_zensu_boards_with_their_numbers_and_home_ranks(tmp_path) -> None:
-    from referee.app.record import Recorder, board_svg
+    from referee.app.diagrams import board_svg
+    from referee.app.record import Recorder
 
     truth = sample()
     svg = board_svg(ZENSU, truth.positions[0], None)

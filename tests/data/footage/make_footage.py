@@ -14,6 +14,9 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from referee.rules import game_with_ruleset
+from referee.rules.core import Match
+from referee.rules.records import read_record
 from referee_lab.footage_check import Expected
 from referee_lab.synth import RenderOptions
 from referee_lab.synth.footage import FootageOptions, ended_match, render_footage
@@ -31,6 +34,7 @@ class Recipe:
     faults: tuple[str, ...] = ()
     events: tuple[str, ...] = ()  # event kinds the referee must raise
     whole: bool = False  # play the game to its end (`plies` is then the most it may take)
+    record: str = ""  # play the first `plies` plies of this record (tests/data/records/)
 
 
 RECIPES = (
@@ -56,17 +60,25 @@ RECIPES = (
            events=("GAME_OVER",)),
     Recipe("zensu-illegal", "zensu", 800101, 5, pieces="zensu", faults=("illegal",),
            events=("ILLEGAL", "RESTORED")),
+    # Renaissance (tiles and markers): the preparation, the monomino fill and phase 1 up to
+    # two polyominoes taken, from the sample game
+    Recipe("renaissance-opening", "renaissance", 820001, 21, pieces="tiles",
+           record="renaissance-sample.txt", events=("INCOMPLETE",)),
 )
 
 
 def make(recipe: Recipe) -> None:
     video = HERE / f"{recipe.name}.mp4"
     match = ended_match(recipe.game, recipe.seed, recipe.plies) if recipe.whole else None
+    if recipe.record:
+        match = Match(game_with_ruleset(recipe.game, None))
+        for ply in read_record(HERE.parent / "records" / recipe.record).plies[:recipe.plies]:
+            match.push_text(ply.text)
     if recipe.whole and match is None:
         raise SystemExit(f"{recipe.name}: the game did not end within {recipe.plies} plies")
     render_footage(recipe.game, video, recipe.seed, match=match,
-                   options=RenderOptions(width=1280, height=720,
-                                         pieces=None if recipe.pieces == "zensu" else recipe.pieces),
+                   options=RenderOptions(width=1280, height=720, pieces=None if recipe.pieces in (
+                       "zensu", "tiles") else recipe.pieces),
                    footage=FootageOptions(plies=recipe.plies, faults=recipe.faults))
     sidecar = video.with_suffix(".json")
     result = ""
