@@ -156,6 +156,15 @@ class RenaissanceRules:
             return list(self._relocations(position))
         return []
 
+    def moves_to_look_for(self, position: Position) -> list[Move]:
+        """`legal_moves`, but in the preparation every tile laid on free squares, the
+        packing test of "forbid" left out (it costs most of the generation): a superset of
+        the legal moves for a camera to look for, the one seen then checked by `is_legal`."""
+        if position.phase is Phase.PREPARATION:
+            return list(self._tile_placements(position, self._unplaced(position),
+                                              packing=False))
+        return self.legal_moves(position)
+
     def is_legal(self, position: Position, move: Move) -> bool:
         """`move in legal_moves(position)`, without generating them all (preparation moves
         need a packing test each)."""
@@ -269,7 +278,7 @@ class RenaissanceRules:
         return sum(1 << sq for sq in range(len(position.cover)) if position.is_free(sq))
 
     def _tile_placements(self, position: Position, tiles: tuple[int, ...], *,
-                         first_only: bool = False) -> list[PlaceTile]:
+                         first_only: bool = False, packing: bool = True) -> list[PlaceTile]:
         moves = []
         free = self._free_mask(position)
         size = self.settings.size
@@ -278,7 +287,7 @@ class RenaissanceRules:
                                      strict=True):
                 if mask & free == mask:
                     move = PlaceTile(tile, squares)
-                    if self._may_place_tile(position, tiles, move, free):
+                    if not packing or self._may_place_tile(position, tiles, move, free):
                         moves.append(move)
                         if first_only:
                             return moves

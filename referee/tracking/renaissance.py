@@ -24,6 +24,7 @@ from referee.rules.polyomino import SHAPE_NAMES
 from referee.rules.renaissance import RenaissanceRules
 from referee.rules.renaissance_position import (
     BLOCKED,
+    EMPTY,
     MONOMINO,
     Move,
     MoveMarker,
@@ -33,7 +34,8 @@ from referee.rules.renaissance_position import (
     PlaceTile,
     Position,
 )
-from referee.tracking.decoding import Candidate, Decoder, InferenceSettings, Verdict
+from referee.tracking.decoding import Candidate, Decoder, Inference, InferenceSettings, Verdict
+from referee.tracking.reading import ColorModel, Reading
 
 COVERS = ("blocked", "empty", "monomino", "tile")  # a square's cover, as the labels name it
 MARKS = ("", "+gold", "+silver")  # by `Position.markers` value: none, Gold, Silver
@@ -64,17 +66,19 @@ class RenaissanceDecoder(Decoder):
         super().__init__(game, labels, settings)
         self.game: RenaissanceRules = game
         blocked = self._index["blocked"]
-        self._table = np.array([[self._index.get(f"{cover}{mark}", blocked) for mark in MARKS]
-                                for cover in COVERS])
+        table = [[self._index.get(f"{cover}{mark}", blocked) for mark in MARKS]
+                 for cover in COVERS]
+        self._tile_row = table[3]  # (any cover value >= 0: a tile id)
+        self._rows = {BLOCKED: table[0], EMPTY: table[1], MONOMINO: table[2]}
         self._plies: tuple[Position | None, list[_Ply], list[_Ply]] = (None, [], [])
 
     # --- what a position looks like ---------------------------------------------------
 
     def labels_of(self, cover: tuple[int, ...], markers: tuple[int, ...]) -> np.ndarray:
         """Label index per square for a board of `cover` and `markers` (`Position`'s)."""
-        covers, marks = np.asarray(cover), np.asarray(markers)
-        kind = np.select([covers >= 0, covers == MONOMINO, covers == BLOCKED], [3, 2, 0], 1)
-        return np.asarray(self._table[kind, marks])
+        rows, tile = self._rows, self._tile_row
+        return np.fromiter((rows.get(c, tile)[m] for c, m in zip(cover, markers, strict=True)),
+                           dtype=np.intp, count=len(cover))
 
     def appearance(self, position: Position, shown: dict[int, str] | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
@@ -110,6 +114,18 @@ class RenaissanceDecoder(Decoder):
             yield Candidate(Verdict.INCOMPLETE, ply.move, labels, nobody,
                             tuple(int(s) for s in left))
 
+    def infer(self, reading: Reading, position: Position, colors: ColorModel | None,
+              previous: Position | None = None) -> Inference:
+        """As every game's, the preparation's tiles looked for among all that fit on free
+        squares: the one seen, if the rules forbid it (it leaves no room for the rest), is
+        illegal."""
+        inference = super().infer(reading, position, colors, previous)
+        move = inference.move
+        if (inference.verdict in (Verdict.MOVE, Verdict.INCOMPLETE)
+                and not self.game.is_legal(position, move)):
+            return Inference(Verdict.ILLEGAL, squares=tuple(move.squares))
+        return inference
+
     def incomplete_detail(self, position: Position, move: Move, squares: str) -> str:
         taken = self.game.acquisitions(position, move)
         names = self.game.player_names
@@ -131,7 +147,8 @@ class RenaissanceDecoder(Decoder):
         the mover's own markers, and a marker placed where the push leaves one): the one
         whose action changes the fewest squares stands for them all, the plain placement."""
         if self._plies[0] != position:
-            plies = [self._ply(position, move) for move in self.game.legal_moves(position)]
+            plies = [self._ply(position, move)
+                     for move in self.game.moves_to_look_for(position)]
             plain: dict[Position, tuple[tuple[int, bool], _Ply]] = {}
             before = self.labels_of(position.cover, position.markers)
             for ply, after in plies:
