@@ -17,7 +17,7 @@ from referee.rules.records import check_result, read_record, replay, result_text
 
 DEMO_OUT = "referee-demo"
 RULESET_HELP = "a ruleset file (Zensū, Renaissance) replacing the game's defaults"
-PIECES_HELP = "the Rinne family: dice (default) or penta; Zensū has its own pieces"
+PIECES_HELP = "the Rinne family: dice (default) or penta; Zensū and Renaissance have their own pieces"
 
 if TYPE_CHECKING:
     from referee.app.events import Event
