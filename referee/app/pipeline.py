@@ -71,6 +71,12 @@ class PipelineSettings:
     still_shift: float = 0.1
     still_response: float = 0.5
     second_look: SecondLook = field(default_factory=SecondLook)  # at unsure squares
+    # While the image round the board is unchanged since it was last tracked (no cell of a
+    # small grey thumbnail of it moved more than `hold_grey` levels), the pose stands without
+    # a fit: tracking is most of a frame's time, and a still board is most frames. At least
+    # every `hold_frames` frames it is tracked anyway (a drift too slow to see).
+    hold_grey: float = 3.0
+    hold_frames: int = 15
 
 
 class BoardReader:
@@ -112,6 +118,8 @@ class BoardReader:
         # 3x3 boards: the pose found or settled, and its frame, to hold the pose by (`_steadied`)
         self._steadies = small_board(files, ranks)
         self._anchor: Anchor | None = None
+        # The thumbnail round the board when it was last tracked, and frames held on it since
+        self._look: tuple[np.ndarray, int] | None = None
 
     def look(self, frame_bgr: np.ndarray, time_s: float
              ) -> tuple[np.ndarray, BoardPose | None, bool]:
@@ -146,10 +154,14 @@ class BoardReader:
                 self._anchor = self._anchor_at(frame_bgr, self._found)
                 return self.pose, True
         if self._found is not None:
+            if self._held(frame_bgr):
+                return self.pose, True
             tracked = track(frame_bgr, self._found, settings=self.vision.track)
             if tracked is not None:
                 self._found = self._steadied(frame_bgr, tracked)
+                self._look = (_thumbnail(frame_bgr, self._found), 0)
                 return self.pose, True
+            self._look = None
         if time_s - self._last_search_s < self.settings.refind_every_s:
             return self.pose, False
         self._last_search_s = time_s
@@ -160,7 +172,7 @@ class BoardReader:
         except NoBoardError:
             return self.pose, False
         before = self.pose if self.pose is not None else self._hint
-        self._found = found
+        self._found, self._look = found, None
         self._anchor = self._anchor_at(frame_bgr, found)
         if before is not None:  # a1 stays the corner nearest where it was (or the profile put it)
             self.moved = self._hint is None and _shift(found, before) > 0.25
@@ -168,6 +180,20 @@ class BoardReader:
             self.turns = min(self.turn_options(), key=lambda k: float(np.linalg.norm(
                 found.rotated(k).corners_array[0] - before.corners_array[0])))
         return self.pose, True
+
+    def _held(self, frame_bgr: np.ndarray) -> bool:
+        """Whether the image round the board is as it was when last tracked (and not for
+        too long), so that the pose stands."""
+        if self._look is None or self._found is None:
+            return False
+        before, held = self._look
+        if held >= self.settings.hold_frames:
+            return False
+        now = _thumbnail(frame_bgr, self._found)
+        if now.shape != before.shape or np.abs(now - before).max() > self.settings.hold_grey:
+            return False
+        self._look = (before, held + 1)
+        return True
 
     def settle(self, frame_bgr: np.ndarray) -> BoardPose | None:
         """The board is still and clear: refit its pose in full (board_tracker.refit), which
@@ -178,7 +204,7 @@ class BoardReader:
             # moves it further went to a fixed point of the fit, off the grid (game 760000:
             # 0.2 square out)
             if not self._steadies or _shift(refitted, self._found) <= self.settings.still_shift:
-                self._found = refitted
+                self._found, self._look = refitted, None
             self._anchor = self._anchor_at(frame_bgr, self._found)
         return self.pose
 
@@ -498,6 +524,14 @@ def board_region(frame_bgr: np.ndarray, pose: BoardPose, margin: float = 0.6) ->
     if x1 - x0 < 8 or y1 - y0 < 8:
         return frame_bgr
     return frame_bgr[y0:y1, x0:x1]
+
+
+def _thumbnail(frame_bgr: np.ndarray, pose: BoardPose, side: int = 24) -> np.ndarray:
+    """The board and a square round it, grey, averaged down to `side` x `side` cells (each
+    cell some 20 px: the sensor's noise averages out, an arm or a bump does not)."""
+    region = board_region(frame_bgr, pose, margin=1.0)
+    grey = region if region.ndim == 2 else cv2.cvtColor(region, cv2.COLOR_BGR2GRAY)
+    return np.asarray(cv2.resize(grey, (side, side), interpolation=cv2.INTER_AREA), np.float32)
 
 
 def _shift(a: BoardPose, b: BoardPose) -> float:
