@@ -70,7 +70,7 @@ class RenaissanceDecoder(Decoder):
                  for cover in COVERS]
         self._tile_row = table[3]  # (any cover value >= 0: a tile id)
         self._rows = {BLOCKED: table[0], EMPTY: table[1], MONOMINO: table[2]}
-        self._plies: tuple[Position | None, list[_Ply], list[_Ply]] = (None, [], [])
+        self._plies: dict[Position, tuple[list[_Ply], list[_Ply]]] = {}
 
     # --- what a position looks like ---------------------------------------------------
 
@@ -92,10 +92,12 @@ class RenaissanceDecoder(Decoder):
     def candidates(self, position: Position, previous: Position | None) -> Iterator[Candidate]:
         nobody = np.full(len(position.cover), -1, dtype=np.intp)
         yield Candidate(Verdict.NO_CHANGE, None, *self.appearance(position))
-        if previous is not None:
-            yield Candidate(Verdict.TAKE_BACK, None, *self.appearance(previous))
         for ply in self._legal_plies(position):
             yield Candidate(Verdict.MOVE, ply.move, ply.settled, nobody)
+        if previous is not None:  # the last ply taken back, or put right (a tile shifted)
+            yield Candidate(Verdict.TAKE_BACK, None, *self.appearance(previous))
+            for ply in self._legal_plies(previous):
+                yield Candidate(Verdict.TAKE_BACK, ply.move, ply.settled, nobody)
 
     def under_way(self, position: Position, label_logp: np.ndarray) -> Iterator[Candidate]:
         """Per ply that the rules carry further than the player's action, the board caught
@@ -121,8 +123,10 @@ class RenaissanceDecoder(Decoder):
         illegal."""
         inference = super().infer(reading, position, colors, previous)
         move = inference.move
-        if (inference.verdict in (Verdict.MOVE, Verdict.INCOMPLETE)
-                and not self.game.is_legal(position, move)):
+        if move is None:
+            return inference
+        played_on = previous if inference.verdict is Verdict.TAKE_BACK else position
+        if not self.game.is_legal(played_on, move):
             return Inference(Verdict.ILLEGAL, squares=tuple(move.squares))
         return inference
 
@@ -142,11 +146,21 @@ class RenaissanceDecoder(Decoder):
         return "; ".join([*said, f"still to change: {squares}"])
 
     def _legal_plies(self, position: Position) -> list[_Ply]:
-        """Every legal ply's boards (the last position's, kept: it is read again and again).
-        Plies that leave the same position look the same once made (a push-in of a line of
-        the mover's own markers, and a marker placed where the push leaves one): the one
-        whose action changes the fewest squares stands for them all, the plain placement."""
-        if self._plies[0] != position:
+        """Every legal ply's boards. Plies that leave the same position look the same once
+        made (a push-in of a line of the mover's own markers, and a marker placed where the
+        push leaves one): the one whose action changes the fewest squares stands for them
+        all, the plain placement."""
+        return self._plies_of(position)[0]
+
+    def _every_ply(self, position: Position) -> list[_Ply]:
+        """Every legal ply, those that leave the same position included (they differ part
+        way: as the player's action leaves the board)."""
+        return self._plies_of(position)[1]
+
+    def _plies_of(self, position: Position) -> tuple[list[_Ply], list[_Ply]]:
+        """`_legal_plies` and `_every_ply`, kept for the last two positions asked about (the
+        position and the one before it are read again and again)."""
+        if position not in self._plies:
             plies = [self._ply(position, move)
                      for move in self.game.moves_to_look_for(position)]
             plain: dict[Position, tuple[tuple[int, bool], _Ply]] = {}
@@ -157,15 +171,10 @@ class RenaissanceDecoder(Decoder):
                 rank = (int(np.count_nonzero(ply.acted != before)), push)
                 if after not in plain or rank < plain[after][0]:
                     plain[after] = (rank, ply)
-            self._plies = (position, [ply for _touched, ply in plain.values()],
-                           [ply for ply, _after in plies])
-        return self._plies[1]
-
-    def _every_ply(self, position: Position) -> list[_Ply]:
-        """Every legal ply, those that leave the same position included (they differ part
-        way: as the player's action leaves the board)."""
-        self._legal_plies(position)
-        return self._plies[2]
+            self._plies = {**{k: v for k, v in list(self._plies.items())[-1:]},
+                           position: ([ply for _rank, ply in plain.values()],
+                                      [ply for ply, _after in plies])}
+        return self._plies[position]
 
     def _ply(self, position: Position, move: Move) -> tuple[_Ply, Position]:
         acted = self.labels_of(*_acted(self.game, position, move))

@@ -157,3 +157,22 @@ def test_a_tile_laid_where_the_rules_forbid_is_illegal() -> None:
     inference = decoder.infer(reading(board), start, None)
     assert inference.verdict is Verdict.ILLEGAL
     assert set(inference.squares) == {0, 8, 16}
+
+
+def test_a_tile_shifted_after_it_was_accepted_is_taken_back_and_the_shift_recorded() -> None:
+    """The first tile set down a square off and accepted, then slid into its place."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    referee = Referee(decoder)
+    start = GAME.start()
+    referee.on_reading(reading(shows(decoder, start)))
+    meant = next(m for m in GAME.legal_moves(start) if GAME.move_text(start, m).startswith("I4"))
+    off = next(m for m in GAME.legal_moves(start) if GAME.move_text(start, m).startswith("I4")
+               and len(set(m.squares) & set(meant.squares)) == 3)
+    events = referee.on_reading(reading(shows(decoder, GAME.play(start, off)), seed=1))
+    assert [(e.kind, e.move) for e in events] == [
+        (EventKind.ACCEPTED, GAME.move_text(start, off))]
+    events = referee.on_reading(reading(shows(decoder, GAME.play(start, meant)), seed=2))
+    assert [(e.kind, e.move) for e in events] == [
+        (EventKind.TAKE_BACK, GAME.move_text(start, off)),
+        (EventKind.ACCEPTED, GAME.move_text(start, meant))]
+    assert referee.match.moves == [meant]
