@@ -24,6 +24,10 @@ def cues_for(event: Event, match: Match[Any, Any]) -> list[tuple[Cue, Color | No
     """The cues for `event`, given the match as it stands after it."""
     if event.kind in _SIMPLE:
         return [(_SIMPLE[event.kind], None)]
+    if event.kind is EventKind.GAME_OVER:
+        assert match.outcome is not None
+        winner = match.outcome.winner
+        return [(Cue.DRAW, None)] if winner is None else [(Cue.WIN, winner)]
     # Whose turn it is after this event: the position after its ply count says (two plies
     # read at once give two events after both were played; turns need not alternate:
     # Renaissance's phase 2 turn is two plies, and a player who cannot act is skipped).
@@ -36,8 +40,4 @@ def cues_for(event: Event, match: Match[Any, Any]) -> list[tuple[Cue, Color | No
         return [(Cue.ACCEPTED, None)] + ([] if over else [(Cue.TURN, turn)])
     if event.kind is EventKind.TAKE_BACK:
         return [(Cue.TAKEN_BACK, None), (Cue.TURN, turn)]
-    if event.kind is EventKind.GAME_OVER:
-        assert match.outcome is not None
-        winner = match.outcome.winner
-        return [(Cue.DRAW, None)] if winner is None else [(Cue.WIN, winner)]
     return []

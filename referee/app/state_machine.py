@@ -81,7 +81,17 @@ class Referee:
         expected, _ = self.inferer.appearance(self.match.position)
         seen = np.argmax(reading.probabilities, axis=1)
         confident = reading.confidence() >= self.inferer.settings.min_square_confidence
-        return bool(np.array_equal(seen, expected) and (confident.all() or not clearly))
+        return bool((np.array_equal(seen, expected) and (confident.all() or not clearly))
+                    or self._resumed_a_ply_on(reading))
+
+    def _resumed_a_ply_on(self, reading: Reading) -> bool:
+        """A resumed game whose board is a ply past the logged position, or part way through
+        one (the players went on while the referee was down: a reboot mid-acquisition), in a
+        game whose owners need no colours learnt from the board: the board clearly shows
+        that ply."""
+        if not self.match.moves or self.inferer.uses_colours:
+            return False
+        return self.inspect(reading).verdict in (Verdict.MOVE, Verdict.INCOMPLETE)
 
     def _setup(self, reading: Reading) -> list[Event]:
         """Wait until the board shows the position to start from (the start, or the logged
@@ -105,7 +115,10 @@ class Referee:
             self.colors = colors
         self.phase = Phase.PLAYING
         turn = self.game.player_names[position.turn]
-        return [self._event(EventKind.STARTED, reading, detail=f"{turn} to move")]
+        started = [self._event(EventKind.STARTED, reading, detail=f"{turn} to move")]
+        if self._resumed_a_ply_on(reading):
+            return started + self._once(self._judge(self.inspect(reading), reading))
+        return started
 
     # --- playing --------------------------------------------------------------------------
 

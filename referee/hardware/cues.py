@@ -24,7 +24,7 @@ class Cue(enum.Enum):
     ILLEGAL = "illegal move: put the pieces back"
     UNREADABLE = "board unreadable: clear the view"
     PROMOTE = "promote the piece"
-    MOVE_INCOMPLETE = "finish the move: take off the captured pieces"
+    MOVE_INCOMPLETE = "finish the move (the referee says what is still to change)"
     ROLL_PENDING = "roll pending: roll the die"
     SET_UP = "set up the board"
     RESTORED = "all clear"  # what was wrong is put right: red and amber go out
