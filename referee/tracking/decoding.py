@@ -3,8 +3,9 @@ board shows (nothing changed, a take-back, each legal ply, the players' usual sl
 scored against the classifier's probabilities and the owners' colours; the best wins only if
 it beats the runner-up clearly and the board agrees with it. Otherwise the verdict says why
 the board cannot be read. A game's decoder says how its positions look (`appearance`) and
-which explanations there are (`candidates`): `inference.MoveInferer` for the Rinne family,
-`zensu.ZensuDecoder` for Zensū."""
+which explanations there are (`candidates`, and `under_way` for those built from the reading
+itself): `inference.MoveInferer` for the Rinne family, `zensu.ZensuDecoder` for Zensū,
+`renaissance.RenaissanceDecoder` for Renaissance."""
 
 from __future__ import annotations
 
