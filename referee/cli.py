@@ -289,9 +289,14 @@ def _print_event(event: Event, match: Match[Any, Any]) -> None:
 
 
 def _summary(result: Any) -> None:
-    outcome = result.match.outcome
-    print(f"{len(result.match.moves)} plies read; "
-          + (outcome.result(result.match.game.player_names) if outcome else "game unfinished"))
+    from referee.app.diagrams import score_text
+
+    match = result.match
+    outcome = match.outcome
+    score = score_text(match.game, match.position)
+    print(f"{len(match.moves)} plies read; "
+          + (outcome.result(match.game.player_names) if outcome else "game unfinished")
+          + (f" (score: {score})" if score else ""))
     files = result.files
     print(f"record {files.record}, log {files.log}, report {files.report} ({result.frames} "
           f"frames, {result.footage_s / max(result.seconds, 1e-9):.1f}x real time)")
