@@ -189,7 +189,7 @@ class Referee:
         if a is None or b is None:
             return False
         position = self.match.position
-        return a == b or self.game.play(position, a) == self.game.play(position, b)
+        return bool(a == b or self.game.play(position, a) == self.game.play(position, b))
 
     def _accept(self, inference: Inference, reading: Reading) -> list[Event]:
         assert inference.move is not None

@@ -126,7 +126,7 @@ class RenaissanceDecoder(Decoder):
         if move is None:
             return inference
         played_on = previous if inference.verdict is Verdict.TAKE_BACK else position
-        if not self.game.is_legal(played_on, move):  # (only a tile can be: the rest are legal)
+        if played_on is not None and not self.game.is_legal(played_on, move):  # (only a tile can be: the rest are legal)
             return Inference(Verdict.ILLEGAL, squares=tuple(move.squares))
         return inference
 

@@ -45,9 +45,10 @@ class Step:
     Flat things (tiles, monominoes, markers) change squares by `changes` (square, new
     content), the hand carrying what appears or goes on the squares `carry`: `lay` brings
     them in from beside the board, `lift` takes them off it, `shift` slides a marker from
-    `a` to `b`."""
+    `a` to `b`, `slide` slides the tile on `carry` whole (those squares left empty) onto the
+    squares of `changes`."""
 
-    action: str  # move, take, turn, put, lay, lift, shift
+    action: str  # move, take, turn, put, lay, lift, shift, slide
     a: str
     b: str = ""
     content: SquareContent | None = None
@@ -66,6 +67,7 @@ class Act:
     steps: tuple[Step, ...]
     ply: int  # the index of the ply this act belongs to
     note: str = ""  # what the steady moment after it is
+    hold: float = 0.0  # the least seconds the board then stays still (a fault left a while)
 
 
 @dataclass
@@ -259,7 +261,7 @@ class Director:
             elif step.action == "put":
                 assert step.content is not None
                 self._put(hand, step.b, step.content)
-            elif step.action in ("lay", "lift", "shift"):
+            elif step.action in ("lay", "lift", "shift", "slide"):
                 self._flat_step(hand, step, act.mover)
             elif step.action == "hover":
                 self._hover(hand, step.a, step.seconds)
@@ -364,8 +366,8 @@ class Director:
         return Flat(tuple(things[0] + things[1]), anchor)
 
     def _flat_step(self, hand: Hand, step: Step, mover: int) -> None:
-        """Lay, lift or shift flat things: grip at their middle, change the squares when the
-        fingers close (lift) or open (lay)."""
+        """Lay, lift, shift or slide flat things: grip at their middle, change the squares
+        when the fingers close (lift) or open (lay)."""
         grip_z = TILE_HEIGHT + 2.0
         changes = dict(step.changes)
         carry = step.carry or (step.a,)
@@ -384,31 +386,44 @@ class Director:
             self._path(hand, flat.anchor + np.array([0, 0, 40.0]), 0.22, pinch=(1.0, 0.0))
             return
         source = (step.a,) if step.action == "shift" else carry
-        moving = {sq: carried_part(changes[sq], self.contents[sq]) for sq in source}
+        if step.action == "slide":  # the tile whole; its squares left empty meanwhile
+            moving = {sq: self.contents[sq] for sq in source}
+            left = dict.fromkeys(source, EMPTY)
+        else:
+            moving = {sq: carried_part(changes[sq], self.contents[sq]) for sq in source}
+            left = {sq: changes[sq] for sq in source}
         flat = self._flat(source, moving, grip_z)
         self._path(hand, flat.anchor + np.array([0, 0, 40.0]), float(self.rng.uniform(0.55, 0.9)),
                    arc=30, pinch=(0.0, 0.2))
         self._path(hand, flat.anchor, 0.22, pinch=(0.2, 1.0))
-        for sq in source:
-            self.contents[sq] = changes[sq]
+        self.contents.update(left)
         lift = flat.anchor + np.array([0, 0, 30.0])
         self._path(hand, lift, 0.2, flat=flat)
-        if step.action == "shift":  # slide the marker to its new square and let go
-            target = self._world(step.b, grip_z)
-            distance = float(np.linalg.norm(target[:2] - lift[:2]))
-            self._path(hand, target + np.array([0, 0, 30.0]), 0.25 + distance / 250,
-                       arc=min(30, distance / 4), flat=flat)
-            # where the marker will lie on its new square (its spot there is seeded)
-            landing = self._flat((step.b,), {step.b: carried_part(self.contents[step.b],
-                                                                  changes[step.b])}, grip_z)
-            self._path(hand, landing.anchor, 0.22, flat=landing)
-            self.contents[step.b] = changes[step.b]
-            self._path(hand, target + np.array([0, 0, 40.0]), 0.22, pinch=(1.0, 0.0))
+        if step.action in ("shift", "slide"):  # slide it to its new squares and let go
+            self._land(hand, step, flat, lift)
             return
         # Taken off the board: carried back to the player's side, out of the picture (a
         # pile of tiles and monominoes beside the board would spill into it).
         self._path(hand, self._rest(mover), float(self.rng.uniform(0.6, 0.9)), arc=25,
                    flat=flat)
+
+    def _land(self, hand: Hand, step: Step, flat: Flat, lift: FloatArray) -> None:
+        """Carry `flat` from `lift` to where `step` puts it (a marker onto `b`, a slid tile
+        onto the squares of its changes), set it down there and let go."""
+        grip_z = TILE_HEIGHT + 2.0
+        changes = dict(step.changes)
+        lands = changes
+        if step.action == "shift":
+            lands = {step.b: carried_part(self.contents[step.b], changes[step.b])}
+        # where it will lie on its new squares (its spot there is seeded)
+        landing = self._flat(tuple(lands), lands, grip_z)
+        target = (self._world(step.b, grip_z) if step.action == "shift" else landing.anchor)
+        distance = float(np.linalg.norm(target[:2] - lift[:2]))
+        self._path(hand, target + np.array([0, 0, 30.0]), 0.25 + distance / 250,
+                   arc=min(30, distance / 4), flat=flat)
+        self._path(hand, landing.anchor, 0.22, flat=landing)
+        self.contents.update({sq: changes[sq] for sq in lands})
+        self._path(hand, target + np.array([0, 0, 40.0]), 0.22, pinch=(1.0, 0.0))
 
     def _lifted(self, pose: PiecePose) -> PiecePose:
         return replace(pose, lifted=(0.0, 0.0, 0.0), yaw=pose.yaw + self.board.angle)

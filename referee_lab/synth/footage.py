@@ -7,9 +7,12 @@ takes it back and plays the real one), `forgotten` (a player moves without promo
 turns the piece to its new state), `linger` (a hand stays over the board for several
 seconds before a ply), `knocked` (a die is knocked over onto a side, then set right),
 `takeback` (a player makes another legal move, lets it be accepted, takes it back and plays
-the real one). All but the first three need pieces that move (not Renaissance); `forgotten`
+the real one). `forgotten` and `takeback` need pieces that move (not Renaissance); `forgotten`
 needs a ply that changes the piece's state (not Zensū), `knocked` needs dice, `takeback` a
-game without dice rolls.
+game without dice rolls. Renaissance stages `illegal`, `linger` and `knocked` with its tiles
+and markers, and has two faults of its own, `shifted` (a tile laid a square off, then slid
+into place) and `wrongtaken` (a polyomino lifted that the ply does not take, then put back):
+see `flat_faults`.
 
 Every game plays through its rules (`plan_acts`): the Rinne family and Zensū move pieces
 (`_piece_acts`), Renaissance lays and lifts flat things (`_flat_acts`)."""
@@ -27,6 +30,7 @@ from referee.errors import OutputError, RenderError
 from referee.rules.core import Match
 from referee.rules.renaissance_position import Phase
 from referee_lab.synth.director import Act, Director, Step
+from referee_lab.synth.flat_faults import FLAT_FAULTS, FlatFaults, FlatPly
 from referee_lab.synth.games import (
     GameSpec,
     contents_from_position,
@@ -48,8 +52,10 @@ from referee_lab.synth.truth import (
 from referee_lab.synth.video import VIDEO_SUFFIXES, Encoding, open_video
 
 log = logging.getLogger(__name__)
-FAULTS = ("drop", "bump", "light", "illegal", "forgotten", "linger", "knocked", "takeback")
+FAULTS = ("drop", "bump", "light", "illegal", "forgotten", "linger", "knocked", "takeback",
+          "shifted", "wrongtaken")
 MOVING_FAULTS = {"illegal", "forgotten", "linger", "knocked", "takeback"}
+TILE_FAULTS = set(FLAT_FAULTS) - MOVING_FAULTS  # Renaissance's own
 
 
 END_HOLD_S = 5.0  # seconds of the final position at the end of footage
@@ -118,7 +124,7 @@ def plan_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tuple
               rng: np.random.Generator) -> list[Act]:
     """The hand's trips for each ply of `match`, with the faults asked for."""
     if spec.family == "renaissance":
-        return _flat_acts(spec, match, pieces)
+        return _flat_acts(spec, match, pieces, faults, rng)
     return _piece_acts(spec, match, pieces, faults, rng)
 
 
@@ -235,35 +241,48 @@ def _taken_back(spec: GameSpec, match: Match[Any, Any], index: int, pieces: str,
                 f"before ply {index + 1}")]
 
 
-def _flat_acts(spec: GameSpec, match: Match[Any, Any], pieces: str) -> list[Act]:
+def _flat_acts(spec: GameSpec, match: Match[Any, Any], pieces: str,
+               faults: tuple[str, ...] = (), rng: np.random.Generator | None = None,
+               ) -> list[Act]:
     """Renaissance: each ply lays a tile, a marker (a push-in shifts the markers of its line
     at once) or a monomino, or slides a marker; then the board is brought to the rules'
     position: tiles taken are lifted off with their markers and monominoes laid in their
-    place, and a phase's end clears the board (`_settle`)."""
-    acts = []
+    place, and a phase's end clears the board (`_settle`). Faults are staged by
+    `FlatFaults`."""
+    plies = [FlatPly(index, text, mover, move, before, after,
+                     _flat_ply(spec, match, index, text, mover, move, before, after))
+             for index, text, mover, move, before, after in _plies(spec, match, pieces)]
+    staged = set(faults) & set(FLAT_FAULTS)
+    if not staged or rng is None:
+        return [ply.act for ply in plies]
+    staging = FlatFaults(spec, match, plies, tuple(staged), rng)
+    return [act for ply in plies for act in staging.stage(ply)]
+
+
+def _flat_ply(spec: GameSpec, match: Match[Any, Any], index: int, text: str, mover: int,
+              move: Any, before: Contents, after: Contents) -> Act:
+    """The act of one Renaissance ply: the player's action, then `_settle`."""
     names = square_names(spec.files, spec.ranks)
-    for index, text, mover, move, before, after in _plies(spec, match, pieces):
-        squares = getattr(move, "squares", None)
-        now = dict(before)
-        steps: list[Step] = []
-        if squares is not None:  # a tile
-            cells = tuple(names[sq] for sq in squares)
-            steps.append(Step("lay", cells[0], changes=tuple((c, after[c]) for c in cells),
-                              carry=cells))
-        elif hasattr(move, "from_square"):  # a marker moved
-            a, b = names[move.from_square], names[move.to_square]
-            steps.append(Step("shift", a, b, changes=((a, after[a]), (b, after[b]))))
-        else:  # a marker or a monomino placed
-            square = names[move.square]
-            changes = {square: after[square]}
-            if match.positions[index].phase is Phase.PHASE1:
-                changes = _placed_marker(match, index, spec, before)
-            steps.append(Step("lay", square, changes=tuple(changes.items()), carry=(square,)))
-        for step in steps:
-            now.update(step.changes)
-        steps += _settle(now, after)
-        acts.append(Act(text, "move", mover, tuple(steps), index, f"after ply {index + 1}"))
-    return acts
+    squares = getattr(move, "squares", None)
+    now = dict(before)
+    steps: list[Step] = []
+    if squares is not None:  # a tile
+        cells = tuple(names[sq] for sq in squares)
+        steps.append(Step("lay", cells[0], changes=tuple((c, after[c]) for c in cells),
+                          carry=cells))
+    elif hasattr(move, "from_square"):  # a marker moved
+        a, b = names[move.from_square], names[move.to_square]
+        steps.append(Step("shift", a, b, changes=((a, after[a]), (b, after[b]))))
+    else:  # a marker or a monomino placed
+        square = names[move.square]
+        changes = {square: after[square]}
+        if match.positions[index].phase is Phase.PHASE1:
+            changes = _placed_marker(match, index, spec, before)
+        steps.append(Step("lay", square, changes=tuple(changes.items()), carry=(square,)))
+    for step in steps:
+        now.update(step.changes)
+    steps += _settle(now, after)
+    return Act(text, "move", mover, tuple(steps), index, f"after ply {index + 1}")
 
 
 def _with_marker(content: SquareContent, marker: str | None) -> SquareContent:
@@ -357,10 +376,6 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
     if path.suffix.lower() not in VIDEO_SUFFIXES:
         raise RenderError(f"{path}: footage must be .mp4 or .avi")
     spec = game_spec(game)
-    moving = MOVING_FAULTS & set(footage.faults)
-    if spec.family == "renaissance" and moving:
-        raise RenderError(f"fault {sorted(moving)[0]!r} needs pieces that move; "
-                          f"{spec.name} has none")
     rng = np.random.default_rng([seed, 6])
     scene = Scene(spec, seed, options)
     if match is None:
@@ -403,6 +418,16 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
 
 def _check_faults(faults: tuple[str, ...], spec: GameSpec, match: Match[Any, Any],
                   pieces: str) -> None:
+    if spec.family == "renaissance":
+        moving = (MOVING_FAULTS - set(FLAT_FAULTS)) & set(faults)
+        if moving:
+            raise RenderError(f"fault {sorted(moving)[0]!r} needs pieces that move; "
+                              f"{spec.name} has none")
+        return
+    tiles = TILE_FAULTS & set(faults)
+    if tiles:
+        raise RenderError(f"fault {sorted(tiles)[0]!r} needs Renaissance's tiles; "
+                          f"{spec.name} has none")
     if "knocked" in faults and pieces != "dice":
         raise RenderError(f"fault 'knocked' needs dice; this {spec.name} is played with {pieces}")
     if "takeback" in faults and getattr(match.game, "chance", False):
@@ -426,7 +451,8 @@ def _direct(director: Director, acts: list[Act], footage: FootageOptions,
         # enough for a referee that waits out an arm (`StabiliserSettings.occlusion_timeout_s`,
         # 4 s), since a captured piece set down beside the board looks like one. The pause is
         # drawn all the same, so the random numbers after it are those of the same seed.
-        director.pause(max(pause_s, END_HOLD_S) if i == len(acts) - 1 else pause_s, act.note)
+        hold = max(act.hold, END_HOLD_S if i == len(acts) - 1 else 0.0)
+        director.pause(max(pause_s, hold), act.note)
         if i == light_after:
             step = len(director.frames)
             director.light_step = (step, gain, tint)

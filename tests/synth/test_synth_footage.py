@@ -135,7 +135,7 @@ def test_faults_need_the_pieces_they_act_on(tmp_path: Path) -> None:
                        footage=FootageOptions(fps=8, plies=2, faults=("takeback",)))
     with pytest.raises(RenderError, match="needs pieces that move"):
         render_footage("renaissance", tmp_path / "x.avi", 1, options=TINY,
-                       footage=FootageOptions(fps=8, plies=2, faults=("linger",)))
+                       footage=FootageOptions(fps=8, plies=2, faults=("forgotten",)))
 
 
 def test_footage_of_the_same_seed_is_identical(tmp_path: Path) -> None:

@@ -123,4 +123,4 @@ def test_renaissance_random_game_and_refused_faults(tmp_path: Path) -> None:
     assert sum(c.kind == "tile" for c in truth.steady[-1].contents().values()) >= 2
     with pytest.raises(RenderError, match="needs pieces that move"):
         render_footage("renaissance", tmp_path / "x.avi", 1, options=TINY,
-                       footage=FootageOptions(faults=("illegal",)))
+                       footage=FootageOptions(faults=("takeback",)))

@@ -64,6 +64,20 @@ RECIPES = (
     # two polyominoes taken, from the sample game
     Recipe("renaissance-opening", "renaissance", 820001, 21, pieces="tiles",
            record="renaissance-sample.txt", events=("INCOMPLETE",)),
+    # Renaissance's faults, from the sample game, seen as the opening is (its seed): in the
+    # preparation a hand lingering (before ply 4) and an illegal tile (a second
+    # L-tetromino, before ply 5) lifted off again; a tile laid a square off (ply 4),
+    # accepted, then slid into place; in phase 1 a marker knocked aside and put back (after
+    # ply 18), and at the first acquisition (ply 19) a neighbouring polyomino lifted with
+    # its marker and put back before the domino is taken.
+    Recipe("renaissance-illegal", "renaissance", 820001, 5, pieces="tiles",
+           record="renaissance-sample.txt", faults=("illegal", "linger"),
+           events=("ILLEGAL", "RESTORED")),
+    Recipe("renaissance-shifted", "renaissance", 820001, 5, pieces="tiles",
+           record="renaissance-sample.txt", faults=("shifted",), events=("TAKE_BACK",)),
+    Recipe("renaissance-knocked-wrongtaken", "renaissance", 820001, 19, pieces="tiles",
+           record="renaissance-sample.txt", faults=("knocked", "wrongtaken"),
+           events=("ILLEGAL", "RESTORED")),
 )
 
 
