@@ -4,17 +4,19 @@ footage (a whole game of Rinne) and counted: plies lost, wrong plies, hangs.
     OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python benchmarks/faults.py [--quick]
 
 Prints one markdown table per fault and a summary table. --quick: fewer end-to-end runs and
-broken files (a few minutes less). The tests in tests/faults/ hold each fault's property;
-this counts it at scale."""
+broken files, and 3 minutes of footage soaked rather than 3 hours (--soak-hours H sets it).
+The tests in tests/faults/ hold each fault's property; this counts it at scale."""
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import errno
 import functools
 import io
 import itertools
 import json
+import math
 import os
 import re
 import signal
@@ -26,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 from unittest import mock
 
 import cv2
@@ -43,6 +45,8 @@ from tests.faults.test_disk_full import FailingFrom
 from tests.faults.test_footage_cut import GAME as CUT_GAME
 from tests.faults.test_footage_cut import HANDS_GONE, OFFSETS, PLIES, UNOPENABLE, recording
 from tests.faults.test_power_cut import changes, write_ends
+from tests.faults.test_soak import CHANGES as SOAK_CHANGES
+from tests.faults.test_soak import PLAYED, TURN_FRAME, open_files, palindrome_footage
 
 CHANGES = ("ACCEPTED", "TAKE_BACK", "GAME_OVER")
 SUMMARY: list[tuple[str, int, str, str]] = []  # fault, tries, outcome, where
@@ -420,7 +424,7 @@ def bad_files(work: Path, per_kind: int) -> None:
             "`pytest tests/faults/test_bad_files.py`")
 
 
-# --- 7. a starved CPU and a soak (short) ----------------------------------------------------
+# --- 7. a starved CPU (short) --------------------------------------------------------
 
 
 class LiveLike(BaseSource):
@@ -554,40 +558,143 @@ def _same(camera: LiveLike) -> LiveLike:
     return camera
 
 
-def soak(work: Path, loops: int) -> None:
-    print("## A soak (short)\n")
-    camera = LiveLike(GAME, loops=loops, paced=False)
-    samples: list[tuple[float, int, int]] = []
+# --- 8. a soak -------------------------------------------------------------------------
 
-    def sample(line: str) -> None:
-        if "game over" in line or not samples:
-            samples.append((time.perf_counter(), _rss_kb(), len(os.listdir("/proc/self/fd"))))
 
-    original = camera.__iter__
+class Sample(NamedTuple):
+    frames: int  # delivered so far
+    rss_kb: int
+    open_files: int
 
-    def measured() -> Iterator[Frame]:
-        for n, frame in enumerate(original()):
-            if n % 300 == 0:
-                samples.append((time.perf_counter(), _rss_kb(), len(os.listdir("/proc/self/fd"))))
+
+class SampledLoops(LiveLike):
+    """Footage looped as one camera, unpaced, with this process's memory and open files
+    sampled every `every` frames, at the first frame of each loop (the end of the one
+    before: `loop_starts`) and after the last."""
+
+    def __init__(self, path: Path, loops: int, every: int = 300) -> None:
+        super().__init__(path, loops=loops, paced=False)
+        self.every = every
+        self.samples: list[Sample] = []
+        self.loop_starts: list[tuple[float, Sample]] = []  # the loop's first frame's time
+
+    def __iter__(self) -> Iterator[Frame]:
+        last_index = -1
+        for frame in super().__iter__():
+            if frame.index < last_index or not self.loop_starts:
+                self.loop_starts.append((frame.timestamp_s, self.sample()))
+                self._progress()
+            elif self.delivered % self.every == 0:
+                self.sample()
+            last_index = frame.index
             yield frame
+        self.sample()
 
-    camera.__iter__ = measured  # type: ignore[method-assign]
+    def sample(self) -> Sample:
+        self.samples.append(Sample(self.delivered, _rss_kb(), len(open_files())))
+        return self.samples[-1]
+
+    def _progress(self) -> None:
+        loop, sample = len(self.loop_starts), self.samples[-1]
+        if loop % 10 == 0:
+            print(f"soak: loop {loop} of {self.loops}, {sample.frames:,} frames, "
+                  f"{sample.rss_kb / 1024:.0f} MB, {sample.open_files} open files",
+                  file=sys.stderr, flush=True)
+
+
+def soak(work: Path, hours: float) -> None:
+    print("## A soak\n")
+    footage = palindrome_footage(work / "soak.mp4")  # by ffmpeg, in its own process
+    # LiveLike delivers a loop's frames after its first (read to show while the players
+    # wait for the start): whole loops enough for `hours` at 30 frames a second.
+    frames = _frame_count(footage)
+    per_loop = frames - 1
+    loops = max(2, math.ceil(hours * 3600 * 30 / per_loop))
+    camera = SampledLoops(footage, loops)
+    files_before = len(open_files())
     started = time.perf_counter()
-    run_live(live_options(work / "game"), print_line=sample,
-             signals=TerminalSignals(io.StringIO()), open_camera=lambda: camera)
+    run_live(live_options(work / "game", footage=footage), print_line=lambda _: None,
+             signals=TerminalSignals(io.StringIO()), open_camera=functools.partial(_same, camera))
     seconds = time.perf_counter() - started
-    footage_s = camera.delivered / 30
-    first, last = samples[min(2, len(samples) - 1)], samples[-1]
-    peak = max(rss for _, rss, _ in samples)
-    growth = 100 * (last[1] - first[1]) / first[1]
-    table(["footage looped", "frames", "footage time", "wall s", "memory after 600 frames",
-           "memory at the end", "peak", "growth", "open files (start, end)"],
-          [[f"{loops} times", camera.delivered, f"{footage_s / 60:.0f} min", f"{seconds:.0f}",
-            f"{first[1] / 1024:.0f} MB", f"{last[1] / 1024:.0f} MB", f"{peak / 1024:.0f} MB",
-            f"{growth:+.1f}%", f"{samples[0][2]}, {last[2]}"]])
-    summary(f"soak: the whole game looped {loops} times through live, unpaced (short)", 1,
-            f"memory {growth:+.1f}%, open files {samples[0][2]} -> {last[2]}",
-            "`PYTHONPATH=. .venv/bin/python benchmarks/faults.py`")
+    files_after = len(open_files())
+    print(f"The first {PLAYED} plies of `{GAME.relative_to(ROOT)}` played, then taken back "
+          f"one by one (its frames 0-{TURN_FRAME - 1}, up to a little before the winning "
+          f"ply's hand comes, then the same frames backwards: {frames} frames, {frames / 30:.1f} s), looped "
+          f"{loops} times through `referee live` as one camera (unpaced, times carrying on). "
+          f"Memory: this process's resident set, sampled every {camera.every} frames and at "
+          "each loop's end; open files: its file descriptors.\n")
+    log = work / "game" / "game.jsonl"
+    growth = _soak_figures(camera, seconds, log, (files_before, files_after))
+    lost, wrong, right, kinds = _soak_changes(log, [at for at, _ in camera.loop_starts])
+    table(["loops as logged", "ACCEPTED", "TAKE_BACK", "other events", "plies lost",
+           "wrong or doubled"],
+          [[f"{right} of {loops} as expected", f"{kinds['ACCEPTED']:,}", f"{kinds['TAKE_BACK']:,}",
+            ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())
+                      if k not in ("ACCEPTED", "TAKE_BACK")) or "none", lost, wrong]])
+    _memory_over_time(camera.samples)
+    summary(f"soak: {hours:g} h of footage through live, unpaced: {PLAYED} plies played and "
+            f"taken back, {loops} times", loops,
+            f"{lost} plies lost, {wrong} wrong or doubled; memory {growth:+.1f}% after the "
+            f"first loop; open files {files_before} before, {files_after} after",
+            "`PYTHONPATH=. .venv/bin/python benchmarks/faults.py --only soak`")
+
+
+def _soak_figures(camera: SampledLoops, seconds: float, log: Path,
+                  files: tuple[int, int]) -> float:
+    """The soak's table of figures; returns the memory's growth after the first loop, %."""
+    after_first, end = camera.loop_starts[1][1], camera.samples[-1]
+    growth = 100 * (end.rss_kb - after_first.rss_kb) / after_first.rss_kb
+    at_starts = sorted({sample.open_files for _, sample in camera.loop_starts})
+    with log.open("rb") as lines:
+        line_count = sum(1 for _ in lines)
+    table(["footage", "frames", "wall", "frames a second", "memory after loop 1", "at the end",
+           "growth", "peak", "open files: before, at each loop's start, after", "log"],
+          [[f"{camera.delivered / 30 / 3600:.2f} h", f"{camera.delivered:,}",
+            f"{seconds / 60:.0f} min", f"{camera.delivered / seconds:.0f}",
+            f"{after_first.rss_kb / 1024:.0f} MB", f"{end.rss_kb / 1024:.0f} MB",
+            f"{growth:+.1f}%", f"{max(s.rss_kb for s in camera.samples) / 1024:.0f} MB",
+            f"{files[0]}, {'-'.join(map(str, at_starts))}, {files[1]}",
+            f"{log.stat().st_size:,} bytes, {line_count:,} lines"]])
+    return growth
+
+
+def _frame_count(video: Path) -> int:
+    capture = cv2.VideoCapture(str(video))
+    count = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
+    capture.release()
+    return count
+
+
+def _soak_changes(log: Path, loop_starts: list[float]) -> tuple[int, int, int, Counter[str]]:
+    """Each loop's logged plies and take-backs against SOAK_CHANGES: plies lost, wrong or
+    doubled over all loops, the loops exactly as expected, and the count of each kind of
+    event. Read line by line: the log of hours is not held whole."""
+    per_loop: list[list[str]] = [[] for _ in loop_starts]
+    kinds = Counter[str]()
+    with log.open() as lines:
+        next(lines)  # the header
+        for line in lines:
+            event = json.loads(line)
+            kinds[event["kind"]] += 1
+            if event["kind"] in ("ACCEPTED", "TAKE_BACK"):
+                # (+1 ms: the log rounds times to the millisecond)
+                loop = bisect.bisect_right(loop_starts, event["time_s"] + 1e-3) - 1
+                per_loop[loop].append(f"{event['kind']} {event['move']}")
+    lost = wrong = right = 0
+    for got in per_loop:
+        missing, bad = lost_and_wrong(got, SOAK_CHANGES)
+        lost, wrong, right = lost + missing, wrong + bad, right + (got == SOAK_CHANGES)
+    return lost, wrong, right, kinds
+
+
+def _memory_over_time(samples: list[Sample]) -> None:
+    """Memory and open files at each half hour of footage, and at the end."""
+    half_hour = 30 * 60 * 30  # frames
+    marks = [next(s for s in samples if s.frames >= mark)
+             for mark in range(0, samples[-1].frames, half_hour)] + samples[-1:]
+    table(["footage", "frames", "memory", "open files"],
+          [[f"{s.frames / 30 / 60:.0f} min", f"{s.frames:,}", f"{s.rss_kb / 1024:.0f} MB",
+            s.open_files] for s in marks])
 
 
 def _rss_kb() -> int:
@@ -602,7 +709,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", help="comma-separated sections: power,zensu,footage,disk,"
                         "sigterm,clock,files,starved,soak")
+    parser.add_argument("--soak-hours", type=float,
+                        help="hours of footage the soak loops (default 3; --quick: 0.05)")
     args = parser.parse_args()
+    soak_hours = args.soak_hours or (0.05 if args.quick else 3.0)
     only = set(args.only.split(",")) if args.only else None
     work = Path(tempfile.mkdtemp(prefix="faults-"))
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -619,7 +729,7 @@ def main() -> None:
         ("clock", lambda w: clock_jumps(w, whole)),
         ("files", lambda w: bad_files(w, 12 if args.quick else 25)),
         ("starved", lambda w: starved(w, whole, (1, 4) if args.quick else (1, 4, 8, 16))),
-        ("soak", lambda w: soak(w, 3 if args.quick else 20)),
+        ("soak", lambda w: soak(w, soak_hours)),
     ]
     for name, section in sections:
         if only is None or name in only:

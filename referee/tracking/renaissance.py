@@ -125,8 +125,9 @@ class RenaissanceDecoder(Decoder):
         move = inference.move
         if move is None:
             return inference
+        # (Only a tile can be illegal: the other plies looked for are the legal ones.)
         played_on = previous if inference.verdict is Verdict.TAKE_BACK else position
-        if played_on is not None and not self.game.is_legal(played_on, move):  # (only a tile can be: the rest are legal)
+        if played_on is not None and not self.game.is_legal(played_on, move):
             return Inference(Verdict.ILLEGAL, squares=tuple(move.squares))
         return inference
 
