@@ -22,7 +22,6 @@ import logging
 import math
 import os
 import re
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -34,6 +33,7 @@ import numpy as np
 
 from referee.errors import CameraLost, SourceError
 from referee.hardware.frames import BaseSource, Clock, Frame, FrameSource, make_frame
+from referee.stderr import quiet_stderr
 
 if TYPE_CHECKING:
     from referee.hardware.picamera import PiCameraConfig
@@ -78,27 +78,6 @@ def quiet_opencv() -> Iterator[None]:
         yield
     finally:
         put(level)
-
-
-@contextlib.contextmanager
-def quiet_stderr() -> Iterator[None]:
-    """Silence what C libraries print on the process's stderr while inside: libpng's
-    "libpng error: IDAT: CRC error" and OpenCV's own "[ERROR:0] ..." lines for a broken
-    image, which no log level of OpenCV's reaches. Our `SourceError` says it in one line."""
-    if sys.stderr is not None:
-        sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr (a closed descriptor): nothing to silence
-        yield
-        return
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def read_image_quietly(path: str | Path) -> np.ndarray | None:
