@@ -19,6 +19,11 @@ def scene():
     return make_scene(np.random.default_rng(7), 3, 3, style="checker", tilt_deg=25.0, hand=False)
 
 
+# Tracked every frame: these tests follow tracking and the anchor, which a pose held on an
+# unchanged image (`PipelineSettings.hold_frames`) would skip.
+UNHELD = PipelineSettings(hold_frames=0)
+
+
 def _slid(frame: np.ndarray, dx: float, dy: float) -> np.ndarray:
     m = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]])
     return cv2.warpAffine(frame, m, (frame.shape[1], frame.shape[0]), flags=cv2.INTER_LINEAR,
@@ -69,7 +74,7 @@ def _reader(monkeypatch, scene, tracking) -> BoardReader:
 
     monkeypatch.setattr(pipeline, "track", tracking)
     monkeypatch.setattr(pipeline, "find_board", lambda *a, **k: _pose(scene))
-    reader = BoardReader(3, 3, Classifier.load("dice"), settings=PipelineSettings())
+    reader = BoardReader(3, 3, Classifier.load("dice"), settings=UNHELD)
     reader.locate(scene.frame, 0.0)  # found
     return reader
 
@@ -113,9 +118,31 @@ def test_a_bigger_board_keeps_trackings_pose(monkeypatch):
     found = _pose(big)
     monkeypatch.setattr(pipeline, "track", _Wandering())
     monkeypatch.setattr(pipeline, "find_board", lambda *a, **k: found)
-    reader = BoardReader(5, 6, Classifier.load("dice"), settings=PipelineSettings())
+    reader = BoardReader(5, 6, Classifier.load("dice"), settings=UNHELD)
     reader.locate(big.frame, 0.0)
     for k in range(1, 5):
         pose, _ = reader.locate(big.frame, k / 30)
     assert pose is not None
     assert pose.corners_array - found.corners_array == pytest.approx(np.tile([6.0, 4.0], (4, 1)), abs=1e-6)
+
+
+def test_an_unchanged_image_holds_the_pose_without_tracking_until_it_changes(monkeypatch):
+    """Tracking is most of a frame's time: on the same image the pose stands, tracked again
+    every `hold_frames` frames; an arm over the board is tracked at once."""
+    import referee.app.pipeline as pipeline
+
+    big = make_scene(np.random.default_rng(8), 5, 6, style="lines", tilt_deg=20.0, hand=False)
+    found = _pose(big)
+    tracking = _Wandering()
+    monkeypatch.setattr(pipeline, "track", tracking)
+    monkeypatch.setattr(pipeline, "find_board", lambda *a, **k: found)
+    reader = BoardReader(5, 6, Classifier.load("dice"), settings=PipelineSettings(hold_frames=5))
+    reader.locate(big.frame, 0.0)  # found
+    for k in range(1, 13):
+        reader.locate(big.frame, k / 30)
+    assert tracking.frames == 2  # frames 1 and 7: then held 5 frames each time
+    arm = big.frame.copy()
+    corner = found.corners_array.min(axis=0).astype(int)
+    arm[corner[1]:corner[1] + 80, corner[0]:corner[0] + 80] = 30
+    reader.locate(arm, 13 / 30)
+    assert tracking.frames == 3
