@@ -40,6 +40,7 @@ from referee.app.calibrated import BoardGame, Calibration, files_for, load_calib
 from referee.app.events import Event, EventKind
 from referee.app.pipeline import BoardReader, GameLoop, board_referee, camera_game
 from referee.app.record import GameLog, Recorder, has_a_whole_line, load_log, match_from_log
+from referee.app.spectate import BoardFeed, SpectatedSignals, Spectators
 from referee.app.state_machine import Referee
 from referee.errors import RecordError, SourceError
 from referee.hardware.button import ButtonAction
@@ -212,11 +213,13 @@ def stopped_by_sigterm() -> Iterator[None]:
 def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
              signals: Signals | None = None,
              open_camera: Callable[[], FrameSource] | None = None,
-             clock: Clock = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> int:
+             clock: Clock = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+             spectators: Spectators | None = None, board_name: str = "board") -> int:
     """Referee until the footage ends (a camera never does) or SIGTERM comes; 0 then, with
     the record and report written. A camera gone for longer than `camera_wait_s` raises
-    `CameraLost`, with the log kept. `open_camera`, `clock` and `sleep` stand in for the
-    camera and the time in tests."""
+    `CameraLost`, with the log kept. `spectators`: a hub the game is shown in, as board
+    `board_name` (the web view, the broadcast). `open_camera`, `clock` and `sleep` stand in
+    for the camera and the time in tests."""
     # What cannot work (footage options, the pin map, the pins) is refused before a game is
     # logged, so that the same command may be run again once it is put right.
     if open_camera is None:
@@ -241,8 +244,10 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
             open_camera = open_camera or camera_opener(
                 options, live.resumed_at_s, rewind_s=settings.stabiliser.settle_s,
                 focus_m=focus_m)
+            feed = None if spectators is None else BoardFeed(
+                spectators, board_name, live.referee.match, headers=live.recorder.headers)
             referee_frames(live, options, signals, open_camera, print_line=print_line,
-                           clock=clock, sleep=sleep)
+                           clock=clock, sleep=sleep, feed=feed)
         except Stopped as stop:
             print_line(f"stopped by {stop}: " + (
                 f"{len(live.referee.match.moves)} plies in {options.out}" if live is not None
@@ -257,9 +262,14 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
 
 def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
                    open_camera: Callable[[], FrameSource], *, print_line: Callable[[str], None],
-                   clock: Clock, sleep: Callable[[float], None]) -> None:
-    """The frame loop: every frame to the referee, every event to the log, then the players."""
+                   clock: Clock, sleep: Callable[[float], None], feed: BoardFeed | None = None
+                   ) -> None:
+    """The frame loop: every frame to the referee, every event to the log, then the players
+    (and the spectators, through `feed`)."""
     referee = live.referee
+    if feed is not None:
+        signals = SpectatedSignals(signals, feed)
+        feed.spectators.publish(feed.view())
     storage = StorageWatch(live.recorder, signals, print_line)
 
     def announce(event: Event) -> None:
@@ -270,7 +280,9 @@ def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
             signals.show(cue, time.monotonic(), player=player)
         storage.check()  # after the event's own cues: its tune would cut the alarm short
 
-    loop = GameLoop(live.reader, referee, recorder=live.recorder, listeners=(announce,))
+    loop = GameLoop(live.reader, referee, recorder=live.recorder,
+                    listeners=(announce,) if feed is None else (announce, feed.on_event),
+                    watchers=() if feed is None else (feed.on_frame,))
     if live.resumed_at_s is not None:
         print_line(f"resuming after {len(referee.match.moves)} plies: set up the logged position")
         print_line(referee.game.diagram(referee.match.position))

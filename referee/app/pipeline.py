@@ -295,18 +295,24 @@ def crop_colors(crops: np.ndarray, spec: CropSpec) -> np.ndarray:
     return np.asarray(np.median(lab, axis=1))
 
 
+FrameWatcher = Callable[[np.ndarray, BoardPose | None, float], None]
+
+
 class GameLoop:
     """One game refereed from frames: feed every frame; events go to the recorder first (so a
-    pulled plug loses nothing the players were told), then to the listeners."""
+    pulled plug loses nothing the players were told), then to the listeners. `watchers` see
+    every frame as read (undistorted) with the board's pose in it, or None (the live view)."""
 
     def __init__(self, reader: BoardReader, referee: Referee, *,
                  recorder: Recorder | None = None,
                  listeners: tuple[Callable[[Event], None], ...] = (),
+                 watchers: tuple[FrameWatcher, ...] = (),
                  settings: PipelineSettings | None = None) -> None:
         self.reader = reader
         self.referee = referee
         self.recorder = recorder
         self.listeners = listeners
+        self.watchers = watchers
         self.settings = settings or reader.settings
         columns = 2 * self.settings.view_margin + reader.files
         rows = 2 * self.settings.view_margin + reader.ranks
@@ -323,6 +329,8 @@ class GameLoop:
         # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
         # be where it was: a real move of it shows as motion, and a search soon finds it.
         seen, pose, _confirmed = self.reader.look(frame_bgr, time_s)
+        for watcher in self.watchers:
+            watcher(seen, pose, time_s)
         if pose is None:
             return self._no_board(frame_index, time_s)
         self.board_seen = True

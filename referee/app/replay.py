@@ -11,8 +11,9 @@ from typing import Any, TextIO
 
 from referee.app.calibrated import files_for, load_calibration
 from referee.app.events import Event
-from referee.app.pipeline import GameLoop, PipelineSettings, board_referee, camera_game
+from referee.app.pipeline import FrameWatcher, GameLoop, PipelineSettings, board_referee, camera_game
 from referee.app.record import GameFiles, Recorder
+from referee.app.spectate import BoardFeed, Spectators
 from referee.app.state_machine import Phase
 from referee.errors import FootageError
 from referee.hardware.sources import open_source
@@ -38,12 +39,16 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str | None = 
                    settings: PipelineSettings | None = None,
                    calibration: str | Path | None = None,
                    board: str | Path | None = None,
-                   ruleset: str | Path | None = None) -> ReplayResult:
+                   ruleset: str | Path | None = None,
+                   spectators: Spectators | None = None, board_name: str = "board",
+                   speed: float = 0.0) -> ReplayResult:
     """Referee `footage`; the log, record, keyframes and report go to `out`, a folder or a
     record file (default: a folder beside the footage; `log`: the log elsewhere, see
     `GameFiles`). Whatever was read before a fault stays in the log.
     `calibration`: the camera file of the footage; `board`: a board profile; `ruleset`: a
-    ruleset file for the game (Zensū)."""
+    ruleset file for the game (Zensū). `spectators`: a hub the game is shown in, as board
+    `board_name` (the web view, the broadcast); `speed`: footage paced at that many times its
+    frame rate (0: as fast as it can be read)."""
     game = camera_game(game_name, ruleset)
     files = load_calibration(files_for(str(footage), calibration, board), game)
     referee, reader = board_referee(game, pieces, model=model, settings=settings,
@@ -60,10 +65,18 @@ def replay_footage(footage: str | Path, game_name: str, *, pieces: str | None = 
 
     started = time.perf_counter()
     frames, last_time = 0, 0.0
-    with open_source(footage) as source:
+    headers = {"Source": footage.name, **(headers or {})}
+    listeners: tuple[Callable[[Event], None], ...] = (collect,)
+    watchers: tuple[FrameWatcher, ...] = ()
+    if spectators is not None:
+        feed = BoardFeed(spectators, board_name, referee.match, headers=headers)
+        listeners, watchers = (collect, feed.on_event), (feed.on_frame,)
+        spectators.publish(feed.view())
+    with open_source(footage, speed=speed) as source:
         total = int(getattr(source, "frame_count", 0) or 0)
-        recorder = Recorder(written, game, {"Source": footage.name, **(headers or {})})
-        loop = GameLoop(reader, referee, recorder=recorder, listeners=(collect,))
+        recorder = Recorder(written, game, headers)
+        loop = GameLoop(reader, referee, recorder=recorder, listeners=listeners,
+                        watchers=watchers)
         try:
             for frame in source:
                 loop.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
