@@ -4,6 +4,8 @@ and exit status 1, never a traceback."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import socket
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,7 @@ PIECES_HELP = "the Rinne family: dice (default) or penta; Zensū and Renaissance
 
 if TYPE_CHECKING:
     from referee.app.events import Event
+    from referee.app.spectate import Spectators
     from referee.rules.core import Match
 
 
@@ -241,13 +244,52 @@ def _add_classify(verb: VerbAdder) -> None:
 def _replay(args: argparse.Namespace) -> int:
     from referee.app.replay import replay_footage, stderr_progress
 
-    result = replay_footage(args.footage, args.game, pieces=args.pieces, out=args.out,
-                            ruleset=args.ruleset,
-                            log=args.log, model=args.model, on_event=_print_event,
-                            progress=stderr_progress(), calibration=args.calibration,
-                            board=args.board)
+    with contextlib.ExitStack() as stack:
+        spectators = _spectators(args, stack)
+        # Watched, footage plays as it was filmed; else as fast as it can be read.
+        speed = args.speed if args.speed is not None else 1.0 if spectators is not None else 0.0
+        result = replay_footage(args.footage, args.game, pieces=args.pieces, out=args.out,
+                                ruleset=args.ruleset,
+                                log=args.log, model=args.model, on_event=_print_event,
+                                progress=stderr_progress(), calibration=args.calibration,
+                                board=args.board, spectators=spectators,
+                                board_name=args.name, speed=speed)
     _summary(result)
     return 0
+
+
+def _spectators(args: argparse.Namespace, stack: contextlib.ExitStack) -> Spectators | None:
+    """The hub the game is shown in when `--web` or `--mqtt` asks for it, their server and
+    client running until `stack` closes."""
+    if not (args.web or args.mqtt):
+        return None
+    from referee.app.spectate import Spectators
+
+    spectators = Spectators()
+    if args.web:
+        from referee.app.web import WebView, parse_address
+
+        view = stack.enter_context(WebView(spectators, *parse_address(args.web)))
+        print(f"live view: {view.url}", flush=True)
+    if args.mqtt:
+        from referee.app.mqtt import Broadcaster, BrokerUrl
+
+        broker = BrokerUrl.parse(args.mqtt)
+        stack.enter_context(Broadcaster(spectators, broker, args.name))
+        print(f"broadcast: {broker.topic(args.name)}/… on {broker.host}:{broker.port}",
+              flush=True)
+    return spectators
+
+
+def _spectator_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--web", metavar="HOST:PORT",
+                        help="serve a live view of the board (e.g. 127.0.0.1:8080; 0.0.0.0:8080 "
+                        "for other machines to see it)")
+    parser.add_argument("--mqtt", metavar="URL", help="broadcast every event and ply to an MQTT "
+                        "broker: mqtt://HOST[:PORT]/PREFIX (a tournament's)")
+    parser.add_argument("--name", default=socket.gethostname(),
+                        help="the board's name in the view and the broadcast (default: the "
+                        "host name)")
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -269,10 +311,50 @@ def _demo(args: argparse.Namespace) -> int:
     files = GameFiles.at(args.out)
     if args.out == DEMO_OUT:  # the demo's own files are remade each time; a chosen folder's never
         _remove_game_files(files)
-    result = replay_footage(footage, args.game, out=args.out, on_event=show,
-                            progress=stderr_progress())
+    with contextlib.ExitStack() as stack:
+        spectators = _spectators(args, stack)
+        result = replay_footage(footage, args.game, out=args.out, on_event=show,
+                                progress=stderr_progress(), spectators=spectators,
+                                board_name=args.name, speed=0.0 if spectators is None else 1.0)
     _summary(result)
     return 0
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from referee.app.mqtt import BrokerUrl
+    from referee.app.tournament import run_tournament
+    from referee.app.web import parse_address
+
+    return run_tournament(BrokerUrl.parse(args.mqtt), parse_address(args.web), Path(args.out))
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from referee.app.stats import run_stats
+
+    return run_stats([Path(path) for path in args.logs],
+                     plots=Path(args.plots) if args.plots else None)
+
+
+def _add_club(verb: VerbAdder) -> None:
+    tournament = verb("tournament", _tournament, "show every board of a tournament on one page "
+                      "and keep each game's record, from the boards' MQTT broadcast")
+    tournament.add_argument("--mqtt", required=True, metavar="URL",
+                            help="the tournament's broker and prefix: mqtt://HOST[:PORT]/PREFIX")
+    tournament.add_argument("--web", default="127.0.0.1:8080", metavar="HOST:PORT",
+                            help="where to serve the page (default 127.0.0.1:8080; 0.0.0.0:8080 "
+                            "for other machines to see it)")
+    tournament.add_argument("--out", default="tournament",
+                            help="folder of the games' records, one folder a board (default: "
+                            "tournament/)")
+    stats = verb("stats", _stats, "results by side, game lengths and, for Tensei, the dice rolls "
+                 "seen, from game logs")
+    stats.add_argument("logs", nargs="+", metavar="LOG_OR_FOLDER",
+                       help="game logs (game.jsonl), or folders searched for them")
+    stats.add_argument("--plots", metavar="FOLDER", help="also draw the figures as PNG files here")
 
 
 def _remove_game_files(files: Any) -> None:
@@ -307,10 +389,12 @@ def _live(args: argparse.Namespace) -> int:
 
     from referee.app.live import LiveOptions, run_live
 
-    return run_live(LiveOptions(args.game, args.camera, args.pins, args.pieces, Path(args.out),
-                                args.resume, args.model, args.calibration, args.board,
-                                start_s=args.start, speed=args.speed,
-                                camera_wait_s=args.camera_wait, ruleset=args.ruleset))
+    options = LiveOptions(args.game, args.camera, args.pins, args.pieces, Path(args.out),
+                          args.resume, args.model, args.calibration, args.board,
+                          start_s=args.start, speed=args.speed, camera_wait_s=args.camera_wait,
+                          ruleset=args.ruleset)
+    with contextlib.ExitStack() as stack:
+        return run_live(options, spectators=_spectators(args, stack), board_name=args.name)
 
 
 def _add_replay(verb: VerbAdder) -> None:
@@ -324,6 +408,9 @@ def _add_replay(verb: VerbAdder) -> None:
     replay.add_argument("--log", help="the log (JSON lines), elsewhere than beside the record")
     replay.add_argument("--model", help="a classifier other than referee/data/models/<pieces>.onnx")
     _calibration_arguments(replay, "the camera file of the footage's camera (undistorts it)")
+    replay.add_argument("--speed", type=float, metavar="X", help="play the footage at X times its "
+                        "frame rate (default: as fast as it is read; 1 with --web or --mqtt)")
+    _spectator_arguments(replay)
     live = verb("live", _live, "referee a game from a live camera, with lights and buzzer")
     live.add_argument("--game", required=True, help="the game being played, e.g. rinne")
     live.add_argument("--camera", default="pi", help="pi, a device number, a video file or folder")
@@ -342,12 +429,14 @@ def _add_replay(verb: VerbAdder) -> None:
                       help="wait S seconds for a lost or missing camera (default 60), then exit 1")
     _calibration_arguments(live, "the camera file (default for pi: calibration/"
                            "pi-camera-module-3-<W>x<H>.yaml for the frame size)")
+    _spectator_arguments(live)
     demo = verb("demo", _demo, "replay the bundled footage of a whole game: the designer's sample "
                 "game of Rinne, or a game of Zensū")
     demo.add_argument("--game", choices=sorted(DEMO_GAMES), default="rinne",
                       help="which game's footage (default rinne)")
     demo.add_argument("--out", default=DEMO_OUT, help="folder for the log, record, keyframes and "
                       f"report (default: {DEMO_OUT}/ in the current directory, remade each time)")
+    _spectator_arguments(demo)
 
 
 def _calibration_arguments(parser: argparse.ArgumentParser, camera_help: str) -> None:
@@ -380,6 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_board(verb)
     _add_classify(verb)
     _add_replay(verb)
+    _add_club(verb)
     return parser
 
 
