@@ -45,7 +45,20 @@ def refit(frame_bgr: NDArray[np.uint8], pose: BoardPose, *,
     # Once a reading, so it can afford the careful schedule: more bands, more iterations.
     careful = replace(s, bands=s.refit_bands, iterations=s.refit_iterations)
     fitted = _follow(frame_bgr, pose, careful, rigid=False)
-    return pose if fitted is None else fitted
+    if fitted is None:
+        return pose
+    if corner_shift(pose.h, fitted.h, pose.files, pose.ranks) > s.refit_trusted_move and \
+            _support_score(frame_bgr, fitted, s) <= _support_score(frame_bgr, pose, s):
+        return pose
+    return fitted
+
+
+def _support_score(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: TrackSettings) -> float:
+    """How well the lines in `frame_bgr` bear out `pose` (`ProfileSupport.score`)."""
+    x0, y0, x1, y1 = board_roi(pose.h, pose.files, pose.ranks, 1.0 + s.bands[0], frame_bgr.shape)
+    shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
+    return profile_support(frame_bgr[y0:y1, x0:x1], shift @ pose.h, pose.files, pose.ranks,
+                           band=0.08, along=s.along, step=s.step).score()
 
 
 def _follow(frame_bgr: NDArray[np.uint8], previous: BoardPose, s: TrackSettings, *,

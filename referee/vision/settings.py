@@ -204,6 +204,10 @@ class TrackSettings:
     max_move: float = 0.3
     refit_bands: tuple[float, ...] = (0.2, 0.1, 0.06)
     refit_iterations: int = 2
+    # A refit moving a corner farther than this (squares) must show its lines better than
+    # the pose it started from: a refit corrects tracking's drift of a pixel or two, and a
+    # piece's edge can pull its widest band a third of a square off the board's line.
+    refit_trusted_move: float = 0.2
 
 
 @dataclass(frozen=True)
