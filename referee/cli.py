@@ -270,7 +270,9 @@ def _spectators(args: argparse.Namespace, stack: contextlib.ExitStack) -> Specta
         from referee.app.web import WebView, parse_address
 
         view = stack.enter_context(WebView(spectators, *parse_address(args.web)))
-        print(f"live view: {view.url}", flush=True)
+        shared = view.host in ("0.0.0.0", "::")  # every address: name one the others can use
+        print(f"live view: {view.url}" + (f" (from other machines: http://"
+              f"{socket.gethostname()}.local:{view.port}/)" if shared else ""), flush=True)
     if args.mqtt:
         from referee.app.mqtt import Broadcaster, BrokerUrl
 
