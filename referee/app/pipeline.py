@@ -324,6 +324,7 @@ class GameLoop:
         self._other_sides: tuple[int, ...] = ()  # other namings of the corners, as turns
         self._first_arm: np.ndarray | None = None  # where the first arm after the start came in
         self._refitted_while_still = False
+        self._clean_frame: np.ndarray | None = None  # the frame arms are looked for against
 
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
@@ -338,15 +339,18 @@ class GameLoop:
         if self.reader.moved:  # bumped: the view changed, read the board afresh
             self.reader.moved = False
             self.stabiliser.forget_reading()
+            self._clean_frame = None
         stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
-                                           outside=self.reader.view_outside(seen, pose))
+                                           outside=self.reader.view_outside(seen, pose),
+                                           clean=self._clean_cut(pose))
         refitted = stillness is Stillness.OCCLUDED and not self._refitted_while_still
         if refitted:
             # Once each time the board comes to rest: is it an arm, or tracking's drift?
             self._refitted_while_still = True
             pose = self.reader.settle(seen) or pose
             stillness = self.stabiliser.recheck(self.reader.view(seen, pose),
-                                                outside=self.reader.view_outside(seen, pose))
+                                                outside=self.reader.view_outside(seen, pose),
+                                                clean=self._clean_cut(pose))
         elif stillness is Stillness.MOVING:
             self._refitted_while_still = False
         self.last_stillness = stillness
@@ -366,8 +370,16 @@ class GameLoop:
                                       renamed=self.reader.turns != turns)
         else:
             self.stabiliser.mark_read()
+        if self.stabiliser.clean_taken:
+            self._clean_frame = seen
         self.emit_all(events, seen)  # (undistorted: the frame the pose belongs to)
         return events
+
+    def _clean_cut(self, pose: BoardPose) -> Callable[[], np.ndarray | None]:
+        """The frame of the last reading with no arm in view, cut with `pose`, for the arm
+        test: both views cut alike, tracking's drift since then does not show as a change."""
+        frame = self._clean_frame
+        return lambda: None if frame is None else self.reader.view(frame, pose)
 
     def _judge(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
                ) -> list[Event]:

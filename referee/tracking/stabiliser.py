@@ -16,6 +16,7 @@ hold the game up."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import cv2
@@ -49,6 +50,12 @@ class ArmSettings:
     # Past this share of the view changed, the views do not compare pixel by pixel (the light,
     # the focus or the pose changed): the ring of cells around the grid must agree.
     comparable: float = 0.4
+    # An arm moves: changes overlapping by this much at two still moments with `ghost_motion_s`
+    # of motion between them (a move made: a hand pausing stirs for a frame or two) are the
+    # surroundings changed since the clean reading (a hand at the view's edge then has gone),
+    # which would otherwise hold every reading back.
+    ghost_overlap: float = 0.7
+    ghost_motion_s: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -108,10 +115,11 @@ def changed_pixels(now: np.ndarray, before: np.ndarray, arm: ArmSettings) -> np.
     return np.asarray(cv2.blur(change, (arm.patch_px, arm.patch_px)) > arm.threshold)
 
 
-def reaches_in(changed: np.ndarray, outside: np.ndarray | None, inner: np.ndarray | None,
-               arm: ArmSettings) -> bool:
-    """Whether `min_px` changed pixels together come within `edge_px` of the view's edge (or
-    of the part of the view beyond the frame, `outside`), and reach `inner` if given."""
+def arm_blobs(changed: np.ndarray, outside: np.ndarray | None, inner: np.ndarray | None,
+              arm: ArmSettings) -> np.ndarray:
+    """The changed pixels that make an arm: `min_px` of them together coming within `edge_px`
+    of the view's edge (or of the part of the view beyond the frame, `outside`), and reaching
+    `inner` if given."""
     edge = np.ones(changed.shape, np.uint8)
     edge[1:-1, 1:-1] = 0
     if outside is not None and outside.any():
@@ -128,13 +136,31 @@ def reaches_in(changed: np.ndarray, outside: np.ndarray | None, inner: np.ndarra
     found = np.unique(labels[near & changed])
     if inner is not None:
         found = np.intersect1d(found, labels[inner & changed])
-    return bool((stats[found[found > 0], cv2.CC_STAT_AREA] >= arm.min_px).any())
+    found = found[found > 0]
+    found = found[stats[found, cv2.CC_STAT_AREA] >= arm.min_px]
+    return np.asarray(np.isin(labels, found) & changed)
+
+
+def reaches_in(changed: np.ndarray, outside: np.ndarray | None, inner: np.ndarray | None,
+               arm: ArmSettings) -> bool:
+    """Whether an arm reaches into the view (`arm_blobs`)."""
+    return bool(arm_blobs(changed, outside, inner, arm).any())
+
+
+def overlap(a: np.ndarray, b: np.ndarray) -> float:
+    """Intersection over union of two masks (0 where both are empty)."""
+    union = np.count_nonzero(a | b)
+    return np.count_nonzero(a & b) / union if union else 0.0
 
 
 def ring(changed_cells: np.ndarray) -> np.ndarray:
     """The outer ring of a grid of cells: the margin around the board, where arms cross."""
     return np.concatenate([changed_cells[0], changed_cells[-1], changed_cells[1:-1, 0],
                            changed_cells[1:-1, -1]])
+
+
+# The board of the last clean reading's frame, cut with the pose of now (None: not kept).
+CleanView = Callable[[], np.ndarray | None]
 
 
 class Stabiliser:
@@ -153,15 +179,22 @@ class Stabiliser:
         self._clean: np.ndarray | None = None
         self._clean_view: np.ndarray | None = None
         self._arm_now = False
+        self._motion_s = 0.0  # seconds of motion so far
+        self._last_time: float | None = None
+        self._ghost: tuple[np.ndarray, float] | None = None  # the last arm seen, `_motion_s` then
 
     def update(self, board_gray: np.ndarray, time_s: float, *,
-               outside: np.ndarray | None = None) -> Stillness:
-        """`outside`: the pixels of `board_gray` beyond the camera's frame, if any."""
+               outside: np.ndarray | None = None, clean: CleanView | None = None) -> Stillness:
+        """`outside`: the pixels of `board_gray` beyond the camera's frame, if any; `clean`:
+        the frame of the last reading taken with no arm in view, cut as `board_gray` is (see
+        `_arm_in_view`)."""
         cells = cell_means(board_gray, self.columns, self.rows)
         previous, self._previous = self._previous, cells
+        last_time, self._last_time = self._last_time, time_s
         self._previous_view = smoothed(board_gray)
         s = self.settings
         if previous is None or np.abs(cells - previous).max() > s.motion_threshold:
+            self._motion_s += 0.0 if last_time is None else max(0.0, time_s - last_time)
             self._still_since = None
             self._stirred = previous is not None
             return Stillness.MOVING
@@ -177,34 +210,63 @@ class Stabiliser:
         # another face), so the board is read once more.
         if not self._stirred and not changed.any():
             return Stillness.STEADY
-        self._arm_now = self._arm_in_view(cells, outside)
+        self._arm_now = self._arm_in_view(cells, outside, clean)
         if self._arm_now and still_for < s.occlusion_timeout_s:
             return Stillness.OCCLUDED
         return Stillness.READ
 
-    def recheck(self, board_gray: np.ndarray, *, outside: np.ndarray | None = None
-                ) -> Stillness:
+    def recheck(self, board_gray: np.ndarray, *, outside: np.ndarray | None = None,
+                clean: CleanView | None = None) -> Stillness:
         """After OCCLUDED: the same moment seen again from a refitted pose. Tracking follows
         rigid moves only, and a board edge it drifted a pixel from since the last reading
         looks like an arm reaching in."""
         self._previous = cell_means(board_gray, self.columns, self.rows)
         self._previous_view = smoothed(board_gray)
-        self._arm_now = self._arm_in_view(self._previous, outside)
+        self._arm_now = self._arm_in_view(self._previous, outside, clean)
         return Stillness.OCCLUDED if self._arm_now else Stillness.READ
 
-    def _arm_in_view(self, cells: np.ndarray, outside: np.ndarray | None) -> bool:
+    @property
+    def clean_taken(self) -> bool:
+        """Whether the last reading marked is the one arms are now looked for against."""
+        return self._clean is not None and self._clean is self._reference
+
+    def _arm_in_view(self, cells: np.ndarray, outside: np.ndarray | None,
+                     clean: CleanView | None = None) -> bool:
         """An arm reaches in from beyond the view. A piece on an edge square may lean into
-        the ring of cells around the grid, but not out to the view's edge."""
+        the ring of cells around the grid, but not out to the view's edge. `clean` cuts the
+        clean reading's frame as the view is cut now: a view cut from a pose that has drifted
+        since shows the board's edges moved, which reach the view's edge as an arm does."""
         if self._clean is None or self._clean_view is None or self._previous_view is None:
             return False
+        clean_cells, clean_view = self._clean, self._clean_view
+        board = clean() if clean is not None else None
+        if board is not None:
+            clean_cells = cell_means(board, self.columns, self.rows)
+            clean_view = smoothed(board)
         arm = self.settings.arm
-        changed = changed_pixels(self._previous_view, self._clean_view, arm)
-        if ring(np.abs(cells - self._clean) > self.settings.change_threshold).any():
-            return reaches_in(changed, outside, None, arm)
-        # The ring's cells may miss a sleeve much like the table, but its hand is on the
-        # board; and where the whole view differs (the light, the focus) nothing is told.
-        return bool(changed.mean() <= arm.comparable
-                    and reaches_in(changed, outside, self._inner(changed.shape), arm))
+        changed = changed_pixels(self._previous_view, clean_view, arm)
+        if ring(np.abs(cells - clean_cells) > self.settings.change_threshold).any():
+            blobs = arm_blobs(changed, outside, None, arm)
+        elif changed.mean() <= arm.comparable:
+            # The ring's cells may miss a sleeve much like the table, but its hand is on the
+            # board; and where the whole view differs (the light, the focus) nothing is told.
+            blobs = arm_blobs(changed, outside, self._inner(changed.shape), arm)
+        else:
+            return False
+        return self._moves_as_an_arm(blobs)
+
+    def _moves_as_an_arm(self, blobs: np.ndarray) -> bool:
+        """Whether `blobs` are an arm, not the same change as at the last still moment with
+        an arm, motion having come between."""
+        if not blobs.any():
+            return False
+        ghost = self._ghost
+        arm = self.settings.arm
+        if ghost is not None and self._motion_s - ghost[1] >= arm.ghost_motion_s and \
+                ghost[0].shape == blobs.shape and overlap(blobs, ghost[0]) >= arm.ghost_overlap:
+            return False
+        self._ghost = (blobs, self._motion_s)
+        return True
 
     def _inner(self, shape: tuple[int, ...]) -> np.ndarray:
         """The view's pixels inside its ring of cells: the grid."""
@@ -234,6 +296,7 @@ class Stabiliser:
         self._stirred = False
         if not self._arm_now or renamed:  # (a view in the old naming is no use)
             self._clean, self._clean_view = self._reference, self._reference_view
+            self._ghost = None
 
     def forget_reading(self) -> None:
         """Read again at the next steady moment (after a re-found board, say)."""
