@@ -185,3 +185,41 @@ def test_a_board_edge_tracking_drifted_from_is_no_arm_once_rechecked():
     assert stabiliser.recheck(after) is Stillness.READ
     arm = with_arm(after, slice(0, 95), slice(45, 60))
     assert stabiliser.recheck(arm) is Stillness.OCCLUDED
+
+
+def test_the_clean_reading_cut_with_the_pose_of_now_shows_no_drift():
+    """Given the clean reading's frame cut with the pose of now, tracking's drift since the
+    last reading does not look like an arm, without a refit; a real arm still does."""
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [on_a_table(board())] * 30, 0.0)
+    turn = cv2.getRotationMatrix2D((70.0, 80.0), 2.0, 1.0)
+
+    def drift(image: np.ndarray) -> np.ndarray:
+        return cv2.warpAffine(image, turn, (140, 160), borderValue=15)
+
+    clean = drift(on_a_table(board()))
+    moved = drift(on_a_table(board({(1, 1): 90, (2, 2): 230})))
+    states = [stabiliser.update(moved, 1.0 + i / FPS, clean=lambda: clean) for i in range(20)]
+    assert Stillness.OCCLUDED not in states and states[-1] is Stillness.READ
+    arm = with_arm(moved, slice(0, 95), slice(45, 60))
+    states = [stabiliser.update(arm, 2.0 + i / FPS, clean=lambda: clean) for i in range(20)]
+    assert states[-1] is Stillness.OCCLUDED
+
+
+def test_a_hand_at_the_edge_of_the_clean_reading_holds_no_reading_back_once_gone():
+    """The first reading had a hand at the view's edge; once it has gone, its absence differs
+    from that reading as an arm coming would, at every still moment. The same change at two
+    still moments with a move between is the surroundings, and the board is read."""
+    stabiliser = Stabiliser(7, 8)
+    fingers = with_arm(board(), slice(150, 160), slice(50, 70), value=160)
+    assert Stillness.READ in feed(stabiliser, [fingers] * 30, 0.0)
+    rng = np.random.default_rng(2)
+
+    def hand() -> list[np.ndarray]:  # a move: a second of a hand over the board
+        return [np.clip(board() + rng.integers(0, 120, board().shape), 0, 255).astype(np.uint8)
+                for _ in range(FPS)]
+
+    first = feed(stabiliser, hand() + [board({(1, 1): 90, (1, 2): 230})] * 40, 1.0)
+    assert first[-1] is Stillness.OCCLUDED  # the fingers' going, seen once, is an arm's coming
+    second = feed(stabiliser, hand() + [board({(1, 1): 90, (1, 2): 230, (4, 4): 230})] * 40, 4.0)
+    assert Stillness.READ in second
