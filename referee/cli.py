@@ -14,7 +14,7 @@ from referee import __version__
 from referee.app.commands import VerbAdder, command_parser, run_command
 from referee.errors import RefereeError
 from referee.resources import DEMO_GAMES
-from referee.rules import Game, find_game, game_names, game_with_ruleset, load_ruleset
+from referee.rules import Game, game_names, game_with_ruleset, load_ruleset
 from referee.rules.records import check_result, read_record, replay, result_text
 
 DEMO_OUT = "referee-demo"
@@ -197,21 +197,37 @@ def _board(args: argparse.Namespace) -> int:
     from referee.rules.core import Geometry
     from referee.vision.aruco import write_printable_board
 
-    geometry = getattr(find_game(args.game), "geometry", None)
+    game = game_with_ruleset(args.game, args.ruleset)
+    geometry = getattr(game, "geometry", None)
     if not isinstance(geometry, Geometry):
         raise RefereeError(f"{args.game} has no rectangular board to print")
     if not 5.0 <= args.square_mm <= 200.0:
         raise RefereeError(f"--square-mm {args.square_mm} is out of range 5..200")
-    path = write_printable_board(geometry.files, geometry.ranks, args.square_mm, args.out)
-    print(f"wrote {path}: {geometry.files}x{geometry.ranks} squares of {args.square_mm:g} mm "
-          "with ArUco markers at the corners; print at 100% scale")
+    blocked = _blocked_squares(game, geometry)
+    path = write_printable_board(geometry.files, geometry.ranks, args.square_mm, args.out, blocked=blocked)
+    shown = f", {' '.join(blocked)} blocked" if blocked else ""
+    print(f"wrote {path}: {game.title}, {geometry.files}x{geometry.ranks} squares of {args.square_mm:g} mm"
+          f"{shown}, with ArUco markers at the corners; print at 100% scale. The markers name a1 "
+          "(bottom left as printed): the first player sits at the bottom edge")
     return 0
+
+
+def _blocked_squares(game: Game[Any, Any], geometry: Any) -> tuple[str, ...]:
+    """The squares the game's board shows blocked: Renaissance's centre."""
+    from referee.rules.renaissance import RenaissanceRules
+    from referee.rules.renaissance_position import BLOCKED
+
+    if not isinstance(game, RenaissanceRules):
+        return ()
+    cover = game.start().cover
+    return tuple(geometry.square_name(square) for square, value in enumerate(cover) if value == BLOCKED)
 
 
 def _add_board(verb: VerbAdder) -> None:
     board = verb("board", _board, "write a printable board with ArUco corner markers, at true "
                  "size (SVG or PDF)")
     board.add_argument("--game", required=True, help="the game whose board to print")
+    board.add_argument("--ruleset", help="a ruleset file (Zensū's and Renaissance's board size)")
     board.add_argument("--square-mm", type=float, default=40.0, help="square side in mm (40)")
     board.add_argument("--out", required=True, help="output file, .svg or .pdf")
 

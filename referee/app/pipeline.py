@@ -33,6 +33,7 @@ from referee.tracking.reading import EMPTY, Reading
 from referee.tracking.renaissance import RenaissanceDecoder
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.tracking.zensu import ZensuDecoder
+from referee.vision.aruco import ArucoLayout, MarkerFix, probe_aruco, search_aruco, track_aruco
 from referee.vision.board_finder import find_board
 from referee.vision.board_tracker import refit, track
 from referee.vision.classifier import Classifier
@@ -120,6 +121,13 @@ class BoardReader:
         self._anchor: Anchor | None = None
         # The thumbnail round the board when it was last tracked, and frames held on it since
         self._look: tuple[np.ndarray, int] | None = None
+        # A board with ArUco markers (`referee board`): while `_fix` is set the pose came from
+        # them, and `_found` names the corners as they do (a1 where marker ids[0] is)
+        aruco = self.vision.aruco
+        self.markers = ArucoLayout.for_board(files, ranks, aruco).markers() if aruco.search else None
+        self._fix: MarkerFix | None = None
+        self._bend: float | None = None  # the lens's bend the markers showed (a camera's own)
+        self._last_probe_s = -np.inf
 
     def look(self, frame_bgr: np.ndarray, time_s: float
              ) -> tuple[np.ndarray, BoardPose | None, bool]:
@@ -156,6 +164,8 @@ class BoardReader:
         if self._found is not None:
             if self._held(frame_bgr):
                 return self.pose, True
+            if self._by_markers(frame_bgr, time_s):
+                return self.pose, True
             tracked = track(frame_bgr, self._found, settings=self.vision.track)
             if tracked is not None:
                 self._found = self._steadied(frame_bgr, tracked)
@@ -165,21 +175,57 @@ class BoardReader:
         if time_s - self._last_search_s < self.settings.refind_every_s:
             return self.pose, False
         self._last_search_s = time_s
+        searched = frame_bgr if whole_frame is None else whole_frame()
+        fix = None if self.markers is None else search_aruco(searched, self.markers, bend=self._bend,
+                                                             settings=self.vision.aruco)
         try:
-            searched = frame_bgr if whole_frame is None else whole_frame()
-            found = find_board(searched, self.files, self.ranks, settings=self.vision.localise,
-                               camera_matrix=self.lens.camera_matrix)
+            found = fix.pose if fix is not None else find_board(
+                searched, self.files, self.ranks, settings=self.vision.localise,
+                camera_matrix=self.lens.camera_matrix)
         except NoBoardError:
             return self.pose, False
-        before = self.pose if self.pose is not None else self._hint
-        self._found, self._look = found, None
-        self._anchor = self._anchor_at(frame_bgr, found)
-        if before is not None:  # a1 stays the corner nearest where it was (or the profile put it)
-            self.moved = self._hint is None and _shift(found, before) > 0.25
-            self._hint = None
-            self.turns = min(self.turn_options(), key=lambda k: float(np.linalg.norm(
-                found.rotated(k).corners_array[0] - before.corners_array[0])))
+        self._found_anew(frame_bgr, found, fix)
         return self.pose, True
+
+    def _found_anew(self, frame_bgr: np.ndarray, found: BoardPose, fix: MarkerFix | None) -> None:
+        """A search found the board (by its markers where `fix`): a1 stays the corner nearest
+        where it was (or the profile put it); with no pose before, the markers name it."""
+        before = self.pose if self.pose is not None else self._hint
+        self._found, self._look, self._fix = found, None, fix
+        self._bend = self._bend if fix is None or fix.bend is None else fix.bend
+        self._anchor = self._anchor_at(frame_bgr, found)
+        if before is None:
+            self.turns = 0 if fix is not None else self.turns
+            return
+        self.moved = self._hint is None and _shift(found, before) > 0.25
+        self._hint = None
+        self.turns = min(self._every_turn(), key=lambda k: float(np.linalg.norm(
+            found.rotated(k).corners_array[0] - before.corners_array[0])))
+
+    def _by_markers(self, frame_bgr: np.ndarray, time_s: float) -> bool:
+        """Follow the board by its markers where it was found by them (in small regions
+        round where they were), or look for them round a board found otherwise at most once
+        every `refind_every_s` (a board profile's pose, markers hidden at the search): the
+        pose from them where they show, else the line tracker's."""
+        if self.markers is None or self._found is None:
+            return False
+        if self._fix is not None:
+            fix = track_aruco(frame_bgr, self._fix, self.markers, near=self._found,
+                              settings=self.vision.aruco)
+        elif time_s - self._last_probe_s >= self.settings.refind_every_s:
+            self._last_probe_s = time_s
+            fix = probe_aruco(frame_bgr, self._found, self.markers, bend=self._bend,
+                              settings=self.vision.aruco)
+            if fix is not None:  # the markers' naming from now on, a1 kept where it was
+                self._found_anew(frame_bgr, fix.pose, fix)
+        else:
+            return False
+        if fix is None:
+            return False
+        self.moved = self.moved or _shift(fix.pose, self._found) > 0.25  # bumped
+        self._found, self._fix = fix.pose, fix
+        self._look = (_thumbnail(frame_bgr, fix.pose), 0)
+        return True
 
     def _held(self, frame_bgr: np.ndarray) -> bool:
         """Whether the image round the board is as it was when last tracked (and not for
@@ -197,7 +243,14 @@ class BoardReader:
 
     def settle(self, frame_bgr: np.ndarray) -> BoardPose | None:
         """The board is still and clear: refit its pose in full (board_tracker.refit), which
-        tracking, following rigid moves only, does not."""
+        tracking, following rigid moves only, does not; by its markers where it has them."""
+        if self._fix is not None and self.markers is not None:
+            fix = track_aruco(frame_bgr, self._fix, self.markers, near=self._found,
+                              settings=self.vision.aruco)
+            if fix is not None:
+                self._found, self._fix, self._look = fix.pose, fix, None
+                self._anchor = self._anchor_at(frame_bgr, fix.pose)
+                return self.pose
         if self._found is not None:
             refitted = refit(frame_bgr, self._found, settings=self.vision.track)
             # On a 3x3 board the pose already follows the image (`_steadied`): a refit that
@@ -248,7 +301,12 @@ class BoardReader:
         return None if self._found is None else self._found.rotated(self.turns)
 
     def turn_options(self) -> tuple[int, ...]:
-        """The quarter turns that name the corners differently: 4 on a square board, else 2."""
+        """The quarter turns that may name the corners as the players do: where the board's
+        markers name them, that naming alone (`turned(0)`: the side question is answered);
+        else every naming, 4 on a square board, 2 otherwise."""
+        return (0,) if self._fix is not None else self._every_turn()
+
+    def _every_turn(self) -> tuple[int, ...]:
         return (0, 1, 2, 3) if self.files == self.ranks else (0, 2)
 
     def turned(self, turns: int) -> BoardPose:

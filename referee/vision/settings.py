@@ -231,6 +231,25 @@ class ArucoSettings:
     marker_squares: float = 0.8
     gap_squares: float = 0.25
     min_markers: int = 3
+    # The referee looks for the markers when it searches for the board (the whole frame),
+    # then follows them in small regions round where they were: `track_pad` marker sides of
+    # margin each side (about the largest move followed from one frame to the next).
+    search: bool = True
+    track_pad: float = 0.6
+    # While following, two markers move the last pose (an affine move of the image); fewer
+    # leave the frame to the line tracker.
+    track_min_markers: int = 2
+    # A fit whose markers' corners lie farther than this (squares) from where it puts them is
+    # refused: a marker misread, or the board bent.
+    max_residual: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_markers <= 4 or not 2 <= self.track_min_markers <= 4:
+            raise VisionSettingsError("[aruco] min_markers must lie between 1 and 4, track_min_markers "
+                                      "between 2 and 4")
+        if not 0 < self.track_pad <= 2 or not 0 < self.max_residual <= 0.5:
+            raise VisionSettingsError("[aruco] track_pad must lie above 0 and at most 2 (marker sides), "
+                                      "max_residual above 0 and at most 0.5 (squares)")
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ class BoardLayout:
     thickness_mm: float
     goals: tuple[str, ...] = ()
     blocked: tuple[str, ...] = ()
+    aruco: bool = False  # four ArUco markers outside the grid's corners (`ArucoMarks`)
 
     @property
     def width_mm(self) -> float:
@@ -147,12 +148,14 @@ def sample_board_style(rng: np.random.Generator, material: str | None = None) ->
 
 def sample_layout(rng: np.random.Generator, files: int, ranks: int, material: str, *,
                   goals: tuple[str, ...] = (), blocked: tuple[str, ...] = (),
-                  square_mm: float | None = None) -> BoardLayout:
+                  square_mm: float | None = None, aruco: bool = False) -> BoardLayout:
     square = square_mm or float(rng.uniform(32, 48))
     margin = float(rng.uniform(0.15, 0.8)) * square
     thickness = {"paper": 0.3, "mat": 1.5, "card": float(rng.uniform(2, 4)),
                  "wood": float(rng.uniform(8, 20))}[material]
-    return BoardLayout(files, ranks, square, margin, thickness, goals, blocked)
+    if aruco:  # the printable board's paper round the grid (the draws above stay the same)
+        margin = ARUCO.border * square
+    return BoardLayout(files, ranks, square, margin, thickness, goals, blocked, aruco)
 
 
 def _pt(x: float, y: float) -> tuple[int, int]:
@@ -213,7 +216,92 @@ def draw_board(rng: np.random.Generator, layout: BoardLayout, style: BoardStyle,
     if ppm > 1.5:  # printing is never razor sharp
         ink = np.asarray(cv2.GaussianBlur(ink, (0, 0), 0.35 * ppm), dtype=np.uint8)
     out = np.asarray(cv2.multiply(base, ink, scale=1 / 255.0), dtype=np.uint8)
+    if layout.aruco:
+        _aruco_marks(out, layout, (sx, sy), ppm)
     return tx.grime(rng, out, ppm, style.wear)
+
+
+@dataclass(frozen=True)
+class ArucoMarks:
+    """The printable ArUco board's markers (`referee board`), set down here again so that the
+    renderer stays an independent truth: marker k (ids[k]) lies diagonally outside grid corner
+    k (a1's, then along rank 1, the far corner, then along the a-file), `gap` squares from it
+    along both axes, `side` squares wide, printed upright as seen from the first player's side
+    on white paper reaching `quiet` squares round it."""
+
+    ids: tuple[int, ...] = (0, 1, 2, 3)
+    side: float = 0.8
+    gap: float = 0.25
+    quiet: float = 0.25
+    dictionary: int = cv2.aruco.DICT_4X4_50
+
+    @property
+    def border(self) -> float:
+        return self.gap + self.side + self.quiet
+
+    def box(self, k: int, files: int, ranks: int) -> tuple[float, float, float, float]:
+        """Marker k's left, bottom, right, top edges (squares)."""
+        cx, cy = (0 if k in (0, 3) else files), (0 if k in (0, 1) else ranks)
+        sx, sy = (-1 if k in (0, 3) else 1), (-1 if k in (0, 1) else 1)
+        xs = sorted((cx + sx * self.gap, cx + sx * (self.gap + self.side)))
+        ys = sorted((cy + sy * self.gap, cy + sy * (self.gap + self.side)))
+        return xs[0], ys[0], xs[1], ys[1]
+
+
+ARUCO = ArucoMarks()
+ARUCO_WHITE = (236.0, 240.0, 242.0)  # the paper round a marker and its white cells
+ARUCO_BLACK = (28.0, 28.0, 30.0)
+
+
+def _aruco_marks(out: Image, layout: BoardLayout, scale: tuple[float, float], ppm: float) -> None:
+    """The four markers, each on white paper (a sticker on boards that are not paper), drawn
+    by coverage (4x4 samples a texture pixel) so that their edges lie exactly where the truth
+    puts them, then softened as the print is."""
+    dictionary = cv2.aruco.getPredefinedDictionary(ARUCO.dictionary)
+    bits = dictionary.markerSize + 2
+    for k, marker_id in enumerate(ARUCO.ids):
+        cells = cv2.aruco.generateImageMarker(dictionary, marker_id, bits) < 128
+        box = tuple(v * layout.square_mm for v in ARUCO.box(k, layout.files, layout.ranks))
+        paper, black, (r0, c0) = _marker_cover(layout, box, cells, scale)
+        if ppm > 1.5:
+            paper = np.asarray(cv2.GaussianBlur(paper, (0, 0), 0.35 * ppm), np.float32)
+            black = np.asarray(cv2.GaussianBlur(black, (0, 0), 0.35 * ppm), np.float32)
+        region = out[r0:r0 + paper.shape[0], c0:c0 + paper.shape[1]]
+        if region.shape[:2] != paper.shape:
+            continue  # (the margin always holds the paper; a texture too small skips it)
+        white, ink = np.array(ARUCO_WHITE, np.float32), np.array(ARUCO_BLACK, np.float32)
+        tone = region * (1 - paper[..., None]) + white * paper[..., None]
+        tone = tone * (1 - black[..., None]) + ink * black[..., None]
+        region[...] = np.clip(tone + 0.5, 0, 255).astype(np.uint8)
+
+
+def _marker_cover(layout: BoardLayout, box: tuple[float, ...], cells: npt.NDArray[np.bool_],
+                  scale: tuple[float, float],
+                  ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], tuple[int, int]]:
+    """How much of each texture pixel round one marker (`box`: left, bottom, right, top in
+    world mm) is its paper and its black cells, and the region's top-left pixel."""
+    m, sx, sy = layout.margin_mm, scale[0], scale[1]
+    quiet = 0.6 * ARUCO.quiet * layout.square_mm  # the paper: most of the quiet zone
+    left, bottom, right, top = box[0] - quiet, box[1] - quiet, box[2] + quiet, box[3] + quiet
+    c0, c1 = int(np.floor((left + m) * sx)) - 2, int(np.ceil((right + m) * sx)) + 3
+    r0 = int(np.floor((layout.height_mm + m - top) * sy)) - 2
+    r1 = int(np.ceil((layout.height_mm + m - bottom) * sy)) + 3
+    sub = (np.arange(4) + 0.5) / 4 - 0.5
+    u = (np.arange(c0, c1)[:, None] + sub).ravel()  # pixel centres at integers (cv2's drawing)
+    v = (np.arange(r0, r1)[:, None] + sub).ravel()
+    wx, wy = u / sx - m, layout.height_mm + m - v / sy
+    n = cells.shape[0]
+    col = np.floor((wx - box[0]) / (box[2] - box[0]) * n).astype(int)
+    row = np.floor((box[3] - wy) / (box[3] - box[1]) * n).astype(int)
+    inside = ((row >= 0) & (row < n))[:, None] & ((col >= 0) & (col < n))[None, :]
+    black = inside & cells[np.clip(row, 0, n - 1)][:, np.clip(col, 0, n - 1)]
+    paper = ((wy >= bottom) & (wy <= top))[:, None] & ((wx >= left) & (wx <= right))[None, :]
+
+    def per_pixel(samples: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+        h, w = r1 - r0, c1 - c0
+        return np.asarray(samples.reshape(h, 4, w, 4).mean(axis=(1, 3)), np.float32)
+
+    return per_pixel(paper), per_pixel(black), (r0, c0)
 
 
 def _goal_mark(ink: Image, style: BoardStyle, xy: ToPixel, x0: float, y0: float, s: float,

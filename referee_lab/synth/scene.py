@@ -53,6 +53,7 @@ class RenderOptions:
     shadows: bool = True
     hands: float = 0.0  # chance that a single frame shows a hand over the board
     lens: Lens | None = None  # a real camera's lens at width x height (else one is drawn)
+    aruco: bool = False  # the printable board's four ArUco markers round the grid (board.ARUCO)
 
     def validate(self) -> None:
         if not (64 <= self.width <= 4096 and 64 <= self.height <= 4096):
@@ -102,12 +103,13 @@ class Scene:
         material = None if family == "random" else family
         probe = np.random.default_rng([seed, 2])
         layout = sample_layout(probe, spec.files, spec.ranks, material or "paper",
-                               goals=spec.goals, blocked=spec.blocked)
+                               goals=spec.goals, blocked=spec.blocked, aruco=options.aruco)
         self.style: Style = sample_style(rng, family, square_mm=layout.square_mm, pieces=pieces)
         self.layout: BoardLayout = sample_layout(probe, spec.files, spec.ranks,
                                                  self.style.board.material, goals=spec.goals,
                                                  blocked=spec.blocked,
-                                                 square_mm=layout.square_mm)
+                                                 square_mm=layout.square_mm,
+                                                 aruco=options.aruco)
         cam_spec = CameraSpec(options.width, options.height, tilt=options.tilt,
                               distortion=options.distortion, lens=options.lens)
         extent = np.concatenate([self.layout.outline(0.0), self.layout.outline(30.0)])

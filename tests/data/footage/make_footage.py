@@ -35,6 +35,7 @@ class Recipe:
     events: tuple[str, ...] = ()  # event kinds the referee must raise
     whole: bool = False  # play the game to its end (`plies` is then the most it may take)
     record: str = ""  # play the first `plies` plies of this record (tests/data/records/)
+    aruco: bool = False  # the board with its ArUco markers (`referee board`)
 
 
 RECIPES = (
@@ -78,6 +79,13 @@ RECIPES = (
     Recipe("renaissance-knocked-wrongtaken", "renaissance", 820001, 19, pieces="tiles",
            record="renaissance-sample.txt", faults=("knocked", "wrongtaken"),
            events=("ILLEGAL", "RESTORED")),
+    # Boards with ArUco markers (`referee board`; RenderOptions.aruco): a few plies of each kind
+    # of game, hands over the markers, and a bump (tests/test_aruco_footage.py)
+    Recipe("rinne-aruco", "rinne", 830001, 3, aruco=True),
+    Recipe("zensu-aruco", "zensu", 830002, 3, pieces="zensu", aruco=True),
+    Recipe("renaissance-aruco", "renaissance", 830003, 3, pieces="tiles",
+           record="renaissance-sample.txt", aruco=True),
+    Recipe("rinne-bump-aruco", "rinne", 830004, 2, faults=("bump",), aruco=True),
 )
 
 
@@ -92,7 +100,7 @@ def make(recipe: Recipe) -> None:
         raise SystemExit(f"{recipe.name}: the game did not end within {recipe.plies} plies")
     render_footage(recipe.game, video, recipe.seed, match=match,
                    options=RenderOptions(width=1280, height=720, pieces=None if recipe.pieces in (
-                       "zensu", "tiles") else recipe.pieces),
+                       "zensu", "tiles") else recipe.pieces, aruco=recipe.aruco),
                    footage=FootageOptions(plies=recipe.plies, faults=recipe.faults))
     sidecar = video.with_suffix(".json")
     result = ""
