@@ -20,6 +20,7 @@ Every game plays through its rules (`plan_acts`): the Rinne family and Zensū mo
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,9 @@ TILE_FAULTS = set(FLAT_FAULTS) - MOVING_FAULTS  # Renaissance's own
 
 
 END_HOLD_S = 5.0  # seconds of the final position at the end of footage
+# The hand's trips for a match (`plan_acts`'s signature): spec, match, pieces, faults, rng.
+Planner = Callable[[GameSpec, Match[Any, Any], str, tuple[str, ...], np.random.Generator],
+                   list[Act]]
 
 
 @dataclass(frozen=True)
@@ -366,9 +370,11 @@ def _illegal(game: Any, position: Any, names: list[str], contents: Contents, mov
 
 def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = "",
                    match: Match[Any, Any] | None = None, options: RenderOptions | None = None,
-                   footage: FootageOptions | None = None) -> FootageTruth:
+                   footage: FootageOptions | None = None,
+                   plan: Planner | None = None) -> FootageTruth:
     """Render the footage of `match` (or a random game) to `out` (.mp4 or .avi) and its
-    sidecar `out` with suffix .json; returns the truth."""
+    sidecar `out` with suffix .json; returns the truth. `plan`: the hand's trips, in place of
+    `plan_acts` (Tensei's rolls of a given die, `loaded_dice`)."""
     options = options or RenderOptions()
     footage = footage or FootageOptions()
     footage.validate()
@@ -387,7 +393,7 @@ def render_footage(game: str, out: str | Path, seed: int, *, record_text: str = 
     empty = {name: BLOCKED if c.kind == "blocked" else EMPTY for name, c in contents.items()}
     director = Director(scene, empty if setup else contents, rng, fps=footage.fps,
                         shake=footage.shake, flicker=footage.flicker, noise=footage.noise)
-    acts = plan_acts(spec, match, pieces, footage.faults, rng)
+    acts = (plan or plan_acts)(spec, match, pieces, footage.faults, rng)
     if setup:
         director.pause(float(rng.uniform(0.8, 1.2)), "empty board")
         for act in setup:
