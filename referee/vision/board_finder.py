@@ -19,6 +19,9 @@ module.
 3. The grid reader (`grid_reader`) marks every intersection of the board's lines in a view
    rectified by each candidate grid, a 3x3 window at a time: the candidate whose
    intersections are marked on it is kept, fitted again through the marks that stay put.
+4. The board must be in full view (`in_full_view`): a grid running out of the frame, or one
+   slid off a board cut off by the frame's edge onto its margin, is refused, naming the side
+   (`grid_search.runs_out_of_view`, which names it for the other refusals too).
 
 Tracking from frame to frame is `board_tracker`."""
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from referee.errors import NoBoardError
 from referee.vision.corner_guesses import (
     big_net_fit,
     big_net_guess,
@@ -41,7 +45,14 @@ from referee.vision.corner_guesses import (
     with_grid_reader_big,
     with_refiner,
 )
-from referee.vision.grid_search import attempt, pose_or_raise, search_big_board, search_small_board
+from referee.vision.grid_search import (
+    attempt,
+    pose_or_raise,
+    runs_out_of_view,
+    search_big_board,
+    search_small_board,
+)
+from referee.vision.lattice import out_sides
 from referee.vision.line_profiles import (
     small_board,
 )
@@ -60,10 +71,40 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     board under a hand (`settle_on_steady_marks`).
 
     Raises NoBoardError when no such grid is in view (blank, black or noisy frames, a board
-    of another size, a board mostly hidden): it never guesses."""
+    of another size, a board mostly hidden, a board running out of the frame): it never
+    guesses."""
     if files < 1 or ranks < 1:
         raise ValueError(f"a board needs at least one file and one rank, not {files}x{ranks}")
     s = settings or default_settings().localise
+    try:
+        pose = _find_board(frame_bgr, files, ranks, s, camera_matrix)
+    except NoBoardError as refused:
+        sides = runs_out_of_view(frame_bgr, files, ranks, s)
+        if sides:
+            raise _out_of_view(sides) from refused
+        raise
+    return in_full_view(frame_bgr, pose, s)
+
+
+def in_full_view(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:
+    """The pose, unless a corner of its grid lies more than `out_of_view` squares beyond the
+    frame (its outer squares cannot be read there: the grid was extrapolated past what the
+    frame shows) or the grid slid off a board cut off by the frame's edge onto its margin
+    (`runs_out_of_view`): NoBoardError naming the sides."""
+    sides = (out_sides(pose.h, pose.files, pose.ranks, frame_bgr.shape, s.out_of_view)
+             or runs_out_of_view(frame_bgr, pose.files, pose.ranks, s, pose))
+    if sides:
+        raise _out_of_view(sides)
+    return pose
+
+
+def _out_of_view(sides: tuple[str, ...]) -> NoBoardError:
+    return NoBoardError(f"no board in full view: the board runs out of the frame {' and '.join(sides)}")
+
+
+def _find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings,
+                camera_matrix: FloatArray | None) -> BoardPose:
+    """`find_board` before its check that the board is in full view."""
     # On clutter the search meets degenerate grids (corners at infinity): the comparisons
     # reject their inf and nan, which are no fault to warn a player about.
     with np.errstate(all="ignore"):

@@ -16,17 +16,20 @@ from referee.errors import NoBoardError
 from referee.vision.gridfit import (
     NearestEdges,
     Support,
+    band_support,
     chamfer_fit,
-    edge_map,
+    edge_hits,
     grid_support,
 )
 from referee.vision.lattice import (
+    SIDES,
     Lattice,
     banded,
     banded_windows,
     canonical,
     lattice_hypotheses,
     lattice_windows,
+    out_sides,
 )
 from referee.vision.line_profiles import (
     ProfileSupport,
@@ -40,7 +43,14 @@ from referee.vision.line_profiles import (
     ridge_score,
     small_board,
 )
-from referee.vision.lines import hough_lines, sort_family, split_families, third_family, to_grey
+from referee.vision.lines import (
+    board_edges,
+    hough_lines,
+    sort_family,
+    split_families,
+    third_family,
+    to_grey,
+)
 from referee.vision.outline import edge_centred, margin_grids, outline_quads, ring_agreement
 from referee.vision.pose import (
     BoardPose,
@@ -242,8 +252,8 @@ def _find_outline(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
     board's edge, or a border line around the grid, still showed on all four sides."""
     colour = colour_frame(frame_bgr)
     work, scale = _work_copy(colour, s.work_width)
-    edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
-                     percentile=s.canny_percentile)
+    edges = board_edges(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
+                        percentile=s.canny_percentile, cap_percentile=s.canny_cap_percentile)
     near = NearestEdges.of(edges, work)
     fam_a, fam_b = split_families(hough_lines(edges, s, near), s.family_spread_deg)
     quads = outline_quads(fam_a, fam_b, near, keep=s.outline_quads, min_side=s.outline_min_side,
@@ -387,8 +397,8 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
     direction paired with each of them instead: `search_big_board`)."""
     colour = colour_frame(frame_bgr)
     work, scale = _work_copy(colour, s.work_width)
-    edges = edge_map(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
-                     percentile=s.canny_percentile)
+    edges = board_edges(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
+                        percentile=s.canny_percentile, cap_percentile=s.canny_cap_percentile)
     if np.count_nonzero(edges) < 2 * (files + ranks) * s.min_square_px:
         raise NoBoardError("no board: the frame has almost no edges (blank or dark)")
     near = NearestEdges.of(edges, work)
@@ -426,6 +436,7 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
     passing: list[tuple[float, FloatArray]] = []                 # the grids that pass
     closest: tuple[float, FloatArray, Support] | None = None   # the best of all (to say why not)
     tried: list[FloatArray] = []
+    small = small_board(files, ranks)
     for _, h in scored[: s.chamfer_candidates]:
         pulled = chamfer_fit(near, h, files, ranks, s.chamfer_radii_px)
         if pulled is None or corner_shift(h, pulled, files, ranks) > 0.5:
@@ -434,7 +445,9 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
         # border line can make the first guess one square off
         for dx, dy in ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)):
             shifted = pulled @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1.0]])
-            if any(corner_shift(shifted, other, files, ranks) < 0.3 for other in tried):
+            # (boards bigger than 3x3 not past the frame's edge, as `lattice.windows_in_view`)
+            beyond = not small and out_sides(shifted, files, ranks, work.shape, s.out_of_view)
+            if beyond or any(corner_shift(shifted, other, files, ranks) < 0.3 for other in tried):
                 continue
             tried.append(shifted)
             sup = _support(near, shifted, files, ranks, s)
@@ -444,7 +457,8 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
             if sup.reason(s.min_support, s.min_contrast, s.max_outside_ratio) is None:
                 passing.append((score, shifted))
     if not passing:
-        assert closest is not None
+        if closest is None:   # every grid tried ran out of the frame
+            raise NoBoardError(f"no board: no {files}x{ranks} grid of lines in full view")
         why = closest[2].reason(s.min_support, s.min_contrast, s.max_outside_ratio)
         raise NoBoardError(f"no board: {why or 'no grid of that size'}")
     lost = banded(near, [h for _, h in passing], files, ranks, s)
@@ -456,6 +470,107 @@ def _find(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSetti
     if small_board(files, ranks) and s.small_nudges:
         return canonical(best_reached(colour, grids, files, ranks, s), files, ranks)
     return canonical(_first_confirmed(colour, grids, files, ranks, s, near, scale), files, ranks)
+
+
+def runs_out_of_view(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings,
+                     pose: BoardPose | None = None) -> tuple[str, ...]:
+    """The sides of the frame (`lattice.SIDES`) a board bigger than 3x3 runs out on: judged
+    from `pose` (an answer in full view, `slid_sides`), or where the board was refused, from
+    the pattern of lines the search saw most of (`_pattern_reaches`). Empty where the board
+    is not seen to."""
+    if small_board(files, ranks) or not s.cut_off_gap or not isinstance(frame_bgr, np.ndarray) or (
+            pose is not None and min(_edge_gaps(pose.h, files, ranks, frame_bgr.shape)[0]) >= s.cut_off_gap):
+        return ()
+    try:
+        colour = colour_frame(frame_bgr)
+    except NoBoardError:   # no image: refused as such
+        return ()
+    work, scale = _work_copy(colour, s.work_width)
+    edges = board_edges(work, low_ratio=s.canny_low_ratio, clahe_clip=s.clahe_clip,
+                        percentile=s.canny_percentile, cap_percentile=s.canny_cap_percentile)
+    near = NearestEdges.of(edges, work)
+    if pose is not None:
+        return slid_sides(near, _from_frame(pose.h, scale), files, ranks, work.shape, s)
+    fam_a, fam_b = split_families(hough_lines(edges, s, near), s.family_spread_deg)
+    if len(fam_a) < 2 or len(fam_b) < 2:
+        return ()
+    centre = np.array([work.shape[1] / 2, work.shape[0] / 2])
+    lattices = lattice_hypotheses(sort_family(fam_a, centre), sort_family(fam_b, centre), work.shape, s)
+    return _pattern_reaches(near, lattices[0], work.shape, s) if lattices else ()
+
+
+def _pattern_reaches(near: NearestEdges, lattice: Lattice, shape: tuple[int, ...],
+                     s: LocaliseSettings) -> tuple[str, ...]:
+    """The sides of the frame (`lattice.SIDES`) that the lines of `lattice` run into: where
+    `cut_off_run` or more neighbouring lines of one family are each supported by an edge
+    running along them (`edge_hits`) within half a square of that edge of the frame. A refused
+    board cut off by the frame's edge crosses it there with its own lines; elsewhere the
+    lattice's lines, carried on over the table or the board's margin, meet edges only here
+    and there."""
+    height, width = shape[:2]
+    borders = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (1.0, 0.0, 1.0 - width), (0.0, 1.0, 1.0 - height))
+    lo, hi = lattice.labels.min(axis=0) - 3, lattice.labels.max(axis=0) + 3
+    steps = np.linspace(-0.5, 0.5, 9)   # along each line, about where it meets the frame's edge
+    reached = []
+    for side, border in zip(SIDES, borders, strict=True):
+        for axis in (0, 1):
+            k = np.arange(lo[axis], hi[axis] + 1, dtype=np.float64)
+            along, fixed = lattice.h[:, 1 - axis], np.outer(k, lattice.h[:, axis]) + lattice.h[:, 2]
+            with np.errstate(all="ignore"):
+                t = (-(fixed @ np.array(border)) / (along @ np.array(border)))[:, None] + steps[None, :]
+            pts = fixed[:, None, :] + t[..., None] * along
+            hit, ok = edge_hits(near, pts.reshape(-1, 3), (pts + 0.05 * along).reshape(-1, 3),
+                                s.support_tol_px, s.support_angle_deg)
+            if _longest_run((hit * ok).reshape(len(k), -1).max(axis=1)) >= s.cut_off_run:
+                reached.append(side)
+                break
+    return tuple(reached)
+
+
+def _longest_run(flags: FloatArray) -> int:
+    """The most neighbouring non-zero flags in a row."""
+    longest = current = 0
+    for flag in flags:
+        current = current + 1 if flag else 0
+        longest = max(longest, current)
+    return longest
+
+
+def slid_sides(near: NearestEdges, h: FloatArray, files: int, ranks: int, shape: tuple[int, ...],
+               s: LocaliseSettings) -> tuple[str, ...]:
+    """The sides of the frame that a grid `h` (board -> pixels of `near`'s image, in full
+    view) has slid away from: where an outer file or rank of it is bare (crossed by its inner
+    lines on less than `cut_off_band` of it: the board's margin or what lies beyond, taken
+    for squares), the opposite one is crossed (on `cut_off_crossed` of it: the board's own
+    squares), and the opposite side of the grid lies within `cut_off_gap` squares of the
+    frame's edge. A board cut off by that edge has no window of its size in full view but
+    those moved off its squares onto its margin; a board in full view has its own grid,
+    whose outer rows are crossed."""
+    bands = band_support(near, h[None], files, ranks, tol_px=s.support_tol_px, per_cell=8,
+                         max_angle_deg=s.support_angle_deg)[0]
+    opposite = bands[[1, 0, 3, 2]]
+    gaps, edges = _edge_gaps(h, files, ranks, shape)
+    slid = (bands < s.cut_off_band) & (opposite >= s.cut_off_crossed) & (gaps < s.cut_off_gap)
+    return tuple(dict.fromkeys(SIDES[edge] for edge, out in zip(edges, slid, strict=True) if out))
+
+
+# The board's side opposite each outer band of `band_support` (first and last file, first
+# and last rank): its two corners in board squares, as multiples of (files, ranks).
+_OPPOSITE = (((1, 0), (1, 1)), ((0, 0), (0, 1)), ((0, 1), (1, 1)), ((0, 0), (1, 0)))
+
+
+def _edge_gaps(h: FloatArray, files: int, ranks: int, shape: tuple[int, ...]) -> tuple[FloatArray, list[int]]:
+    """For each side of the grid opposite an outer band (`_OPPOSITE`), how far inside the
+    frame its nearer end lies from the frame's nearest edge (squares), and that edge (an
+    index of `lattice.SIDES`)."""
+    ends = np.array(_OPPOSITE, np.float64).reshape(-1, 2) * [files, ranks]
+    with np.errstate(all="ignore"):
+        pts = apply_homography(h, ends).reshape(4, 2, 2)
+        square = BoardPose.from_homography(h, files, ranks).square_size_px()
+    height, width = shape[:2]
+    inside = np.stack([pts[..., 0] + 0.5, pts[..., 1] + 0.5, width - 0.5 - pts[..., 0],
+                       height - 0.5 - pts[..., 1]], axis=-1).min(axis=1) / max(square, 1e-9)
+    return np.nan_to_num(inside.min(axis=1), nan=np.inf), [int(k) for k in np.argmin(inside, axis=1)]
 
 
 def _first_confirmed(frame: NDArray[np.uint8], grids: list[FloatArray], files: int, ranks: int,

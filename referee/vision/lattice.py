@@ -237,9 +237,15 @@ def lattice_windows(lattice: Lattice, near: NearestEdges, files: int, ranks: int
             continue
         scores = ((sum_u[:, None] + sum_v[None, :]) / (fw + rw + 2)
                   - 0.5 * np.maximum(out_u[:, None], out_v[None, :]))
+        if s.out_of_view > 0 and not small_board(files, ranks):
+            starts_u, starts_v = us[1:len(sum_u) + 1], vs[1:len(sum_v) + 1]
+            scores[~windows_in_view(lattice.h, starts_u, starts_v, (fw, rw), near.dist.shape,
+                                    s.out_of_view)] = -np.inf
         flat = scores.ravel()
         best: list[tuple[float, FloatArray]] = []
         for k in np.argsort(-flat, kind="stable")[:keep]:
+            if not np.isfinite(flat[k]):
+                break
             a, b = divmod(int(k), len(sum_v))
             u0, v0 = us[a + 1], vs[b + 1]
             t = (np.array([[0.0, 1.0, u0], [1.0, 0.0, v0], [0, 0, 1.0]]) if transposed
@@ -249,6 +255,51 @@ def lattice_windows(lattice: Lattice, near: NearestEdges, files: int, ranks: int
     found.sort(key=lambda st: -st[0])
     # with the band loss on, the best few more each way round, for `banded_windows` to cut
     return found if keep > s.windows_per_lattice else found[: s.windows_per_lattice]
+
+
+def windows_in_view(h: FloatArray, starts_u: FloatArray, starts_v: FloatArray, size: tuple[int, int],
+                    shape: tuple[int, ...], out_of_view: float) -> NDArray[np.bool_]:
+    """(len(starts_u), len(starts_v)): whether the window of `size` squares from each pair of
+    starts on lattice `h` (lattice units -> pixels of an image of `shape`) has every corner
+    within `out_of_view` of its mean square side beyond the image. A board is looked for in
+    full view (`board_finder.in_full_view` refuses the rest): a window running out of the
+    frame is held by nothing there, and beside a board near the frame's edge it could win
+    over the board's own, whose line beyond the board (the board's edge) costs it. Not asked
+    on 3x3 boards, whose own search (nudged fits, the wide search) starts from such windows
+    too (a 3x3 board under a hand, test seed 80093, was lost without them)."""
+    u = starts_u[:, None, None] + np.array([0, size[0], size[0], 0])[None, None, :]
+    v = starts_v[None, :, None] + np.array([0, 0, size[1], size[1]])[None, None, :]
+    u, v = np.broadcast_arrays(u, v)
+    with np.errstate(all="ignore"):
+        pts = apply_homography(h, np.column_stack([u.ravel(), v.ravel()])).reshape(*u.shape, 2)
+        sides = np.linalg.norm(pts - np.roll(pts, -1, axis=2), axis=3)
+        square = ((sides[..., 0] + sides[..., 2]) / size[0] + (sides[..., 1] + sides[..., 3]) / size[1]) / 4
+        slack = out_of_view * square[..., None] + 0.5
+        height, width = shape[:2]
+        inside = ((pts[..., 0] >= -slack) & (pts[..., 0] <= width - 1 + slack)
+                  & (pts[..., 1] >= -slack) & (pts[..., 1] <= height - 1 + slack))
+    return np.asarray(inside.all(axis=2), dtype=np.bool_)
+
+
+SIDES = ("on the left", "at the top", "on the right", "at the bottom")
+
+
+def out_sides(h: FloatArray, files: int, ranks: int, shape: tuple[int, ...],
+              out_of_view: float) -> tuple[str, ...]:
+    """The sides of an image of `shape` that a corner of the grid `h` (board -> pixels) lies
+    more than `out_of_view` of its mean square side beyond, as `SIDES` names them; none where
+    `out_of_view` is 0 (the check off)."""
+    if out_of_view <= 0:
+        return ()
+    with np.errstate(all="ignore"):
+        corners = apply_homography(h, np.array([[0.0, 0.0], [files, 0.0], [files, ranks], [0.0, ranks]]))
+        sides = np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)
+        square = ((sides[0] + sides[2]) / files + (sides[1] + sides[3]) / ranks) / 4
+        height, width = shape[:2]
+        beyond = np.stack([-corners[:, 0], -corners[:, 1], corners[:, 0] - (width - 1),
+                           corners[:, 1] - (height - 1)])
+        past = np.nan_to_num(beyond.max(axis=1) - 0.5, nan=np.inf) > out_of_view * square
+    return tuple(side for side, out in zip(SIDES, past, strict=True) if out)
 
 
 def _bands_on(files: int, ranks: int, s: LocaliseSettings) -> bool:

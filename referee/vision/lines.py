@@ -1,6 +1,6 @@
-"""The straight lines of a board in a frame: a grey copy, Hough lines voted for only by edge
-pixels whose gradient lies across them, split into two direction families (and a third
-where a board's lines run in more than two directions in the image)."""
+"""The straight lines of a board in a frame: a grey copy, Canny edges, Hough lines voted for
+only by edge pixels whose gradient lies across them, split into two direction families (and
+a third where a board's lines run in more than two directions in the image)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,51 @@ def to_grey(frame: NDArray[np.generic]) -> GreyImage:
     if image.ndim == 3 and image.shape[2] == 4:
         return np.asarray(cv2.cvtColor(image, cv2.COLOR_BGRA2GRAY), dtype=np.uint8)
     raise NoBoardError(f"no board: a frame of shape {frame.shape} is not an image")
+
+
+def board_edges(image: NDArray[np.uint8], *, low_ratio: float, percentile: float, cap_percentile: float,
+                clahe_clip: float = 0.0, min_high: float = 40.0) -> GreyImage:
+    """Canny edges of a grey or BGR image, each colour channel's edges joined (squares that
+    differ in hue more than in brightness still give edges). Each channel's high threshold is
+    the `percentile` of its gradient read off a copy subsampled 4x each way, or where that
+    lies above nearly every gradient Canny itself thresholds (the L1 Sobel magnitude of the
+    blurred channel at full resolution, read at every fourth pixel), the `cap_percentile` of
+    Canny's (`_high_threshold`). The subsampled gradient spans four pixels a step and runs
+    stronger than Canny's: on renders its 90th percentile sat at the 94th-98.5th of Canny's,
+    on a real board filling a small frame at the 99.9th-100th, above nearly every edge Canny
+    saw ("almost no edges")."""
+    channels = [image] if image.ndim == 2 else [image[..., c] for c in range(image.shape[2])]
+    out: GreyImage | None = None
+    for channel in channels:
+        if clahe_clip > 0:
+            clahe = cv2.createCLAHE(clipLimit=clahe_clip, tileGridSize=(8, 8))
+            channel = np.asarray(clahe.apply(channel), dtype=np.uint8)
+        blurred = np.asarray(cv2.GaussianBlur(channel, (5, 5), 0), dtype=np.uint8)
+        high = max(min_high, _high_threshold(blurred, percentile, cap_percentile))
+        edges = np.asarray(cv2.Canny(blurred, high * low_ratio, high), dtype=np.uint8)
+        out = edges if out is None else np.asarray(cv2.bitwise_or(out, edges), dtype=np.uint8)
+    assert out is not None
+    return out
+
+
+def _high_threshold(blurred: GreyImage, percentile: float, cap_percentile: float) -> float:
+    """The `percentile` of the gradient of `blurred` subsampled 4x, unless that lies above the
+    99th percentile of the gradient at full resolution (Canny would keep under 1% of the
+    pixels as strong edges): then the `cap_percentile` of the full-resolution gradient."""
+    coarse = _gradient_percentile(blurred[::4, ::4], percentile)
+    if coarse <= _gradient_percentile(blurred, 99.0, every=4):
+        return coarse
+    return _gradient_percentile(blurred, cap_percentile, every=4)
+
+
+def _gradient_percentile(channel: GreyImage, percentile: float, every: int = 1) -> float:
+    """The `percentile` of the L1 Sobel gradient magnitude of `channel` (Canny's, at its
+    resolution), read at every `every`-th pixel each way."""
+    gx = cv2.Sobel(channel, cv2.CV_16S, 1, 0)[::every, ::every].astype(np.int32)
+    gy = cv2.Sobel(channel, cv2.CV_16S, 0, 1)[::every, ::every].astype(np.int32)
+    mag = (np.abs(gx) + np.abs(gy)).ravel()
+    k = int(percentile / 100 * (mag.size - 1))
+    return float(np.partition(mag, k)[k])
 
 
 def _hough_all(edges: GreyImage, votes: int) -> FloatArray | None:

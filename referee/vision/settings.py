@@ -20,6 +20,7 @@ class LocaliseSettings:
     clahe_clip: float = 0.0
     canny_low_ratio: float = 0.5
     canny_percentile: float = 90.0
+    canny_cap_percentile: float = 97.0
     retry_canny_percentile: float = 80.0
     hough_votes: float = 0.10
     max_lines: int = 64
@@ -37,6 +38,11 @@ class LocaliseSettings:
     min_contrast: float = 0.2
     max_outside_ratio: float = 0.8
     min_square_px: float = 8.0
+    out_of_view: float = 0.5
+    cut_off_gap: float = 0.6
+    cut_off_band: float = 0.04
+    cut_off_crossed: float = 0.8
+    cut_off_run: int = 3
     chamfer_candidates: int = 4
     chamfer_radii_px: tuple[float, ...] = (8.0, 5.0, 3.0, 2.0)
     refine_bands: tuple[float, ...] = (0.15, 0.08, 0.06)
