@@ -161,11 +161,11 @@ class Recorder:
         try:
             self._write_log()
             if self._record_behind is not None:
-                _write_atomically(self.record_path, format_record(
+                write_atomically(self.record_path, format_record(
                     self._record_behind, self.headers).encode("utf-8"))
                 self._record_behind = None
             for ply in sorted(self._held_keyframes):
-                _write_atomically(self.keyframe_path(ply), self._held_keyframes[ply])
+                write_atomically(self.keyframe_path(ply), self._held_keyframes[ply])
                 del self._held_keyframes[ply]
         except OSError as error:
             self._refused(error)
@@ -194,7 +194,7 @@ class Recorder:
         self._record_behind = match
         if self.catch_up():
             try:
-                _write_atomically(self.report_path, self.report(match).encode("utf-8"))
+                write_atomically(self.report_path, self.report(match).encode("utf-8"))
             except OSError as error:
                 self._refused(error)
         behind, trouble = self.behind, self.trouble
@@ -273,7 +273,7 @@ def _write_fully(fd: int, data: bytes) -> None:
         written += os.write(fd, data[written:])
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
     """`data` into a temporary file beside `path`, fsynced, then renamed over it; nothing of
     the temporary file is left where the disk refuses it."""
     temporary = path.with_suffix(path.suffix + ".tmp")

@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from referee.app.mqtt import RECONNECT_S, BrokerUrl, Delivery, Presence, Receiver
+from referee.app.record import write_atomically
 from referee.app.spectate import BoardView, Happening, Spectators
 from referee.errors import OutputError, RecordError
 from referee.rules.records import UNFINISHED, Record, parse_record
@@ -85,6 +86,7 @@ class RecordKeeper:
                 append_line(game.happenings, line)
         before = self._written.get(game)
         if before is None or before.record != view.record:
+            game.folder.mkdir(parents=True, exist_ok=True)
             write_atomically(game.record, view.record.encode("utf-8"))
         self._written[game] = view
         if view.result and (before is None or not before.result):
@@ -133,18 +135,6 @@ def folder_name(board: str) -> str:
     """The board's folder: its name where that is a plain file name (not `..`)."""
     name = urllib.parse.quote(board, safe=" -_@,()")
     return "%2E" + name[1:] if name.startswith(".") else name
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """`data` into a file beside `path`, fsynced, then renamed over it: a cut-off write leaves
-    the old record whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "wb") as file:
-        file.write(data)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temporary, path)
 
 
 def append_line(path: Path, line: str) -> None:

@@ -155,7 +155,7 @@ def test_a_record_the_disk_refused_is_written_at_the_next_event(
 
     match, events = game_and_events()
     recorder = Recorder(tmp_path / "game", match.game, {})
-    real = record._write_atomically
+    real = record.write_atomically
     refusals = iter([True])
 
     def refuse_once(path: Path, data: bytes) -> None:
@@ -163,7 +163,7 @@ def test_a_record_the_disk_refused_is_written_at_the_next_event(
             raise OSError(errno.ENOSPC, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(record, "_write_atomically", refuse_once)
+    monkeypatch.setattr(record, "write_atomically", refuse_once)
     recorder.write_all(events, match)
     assert recorder.trouble == "No space left on device" and recorder.behind == 0
     assert not (tmp_path / "game" / "game.txt").exists()
