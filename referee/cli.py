@@ -147,10 +147,58 @@ def _add_calibrate(verb: VerbAdder) -> None:
                        "profile names it (default for pi: the Pi Camera Module 3 defaults)")
     check.set_defaults(handler=_calibrate_check)
     check.add_argument("files", nargs="+", metavar="FILE", help="a .yaml or .toml file")
+    _add_calibrate_pieces(subs)
 
 
 def _no_subverb(args: argparse.Namespace) -> int:
-    raise RefereeError("calibrate needs one of: camera, pattern, check, board")
+    raise RefereeError("calibrate needs one of: camera, pattern, check, board, pieces")
+
+
+def _calibrate_pieces(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from referee.app.calibrate_pieces import calibrate_pieces, save
+    from referee.app.pipeline import camera_game
+
+    board = Path(args.board)
+    result = calibrate_pieces(args.game, args.camera, board, pieces=args.pieces, model=args.model,
+                              layout=args.layout, frames=args.frames,
+                              camera_file=Path(args.camera_file) if args.camera_file else None)
+    geometry = camera_game(args.game).geometry
+    print(f"layout: {result.layout.described(geometry)}")
+    print(f"{len(result.frames)} frames taken ({', '.join(map(str, result.frames))}), "
+          f"{result.crops} squares in all; model {result.head.model} "
+          f"{result.head.model_sha256[:12]}")
+    print("\n".join(result.separation.lines()))
+    out = args.out or args.board
+    save(result, board, Path(out))
+    print(f"wrote the piece head into {out}")
+    return 0
+
+
+def _add_calibrate_pieces(subs: Any) -> None:
+    pieces = subs.add_parser(
+        "pieces",
+        help="learn the players' own pieces on known squares; store the head in a board profile",
+        description="learn the players' own pieces from the board standing still with them on "
+                    "known squares (the start position unless --layout says otherwise); say how "
+                    "well they are told apart and store the head in the board profile",
+    )
+    pieces.set_defaults(handler=_calibrate_pieces)
+    pieces.add_argument("--game", required=True)
+    pieces.add_argument("--board", required=True, metavar="PROFILE",
+                        help="the board profile (`calibrate board`) the head is stored in")
+    pieces.add_argument("--camera", default="pi", help="pi, a device number, a video file or folder")
+    pieces.add_argument("--pieces", help=PIECES_HELP)
+    pieces.add_argument("--model", help="a classifier other than referee/data/models/<pieces>.onnx")
+    pieces.add_argument("--layout", metavar="PAIRS|FILE",
+                        help="what stands where, 'c1=1 a2=2 ...' or a file of such pairs; the "
+                        "squares not named are empty (default: the game's start position)")
+    pieces.add_argument("--frames", type=int, default=8,
+                        help="frames of the still board to learn from, 5 apart (default 8)")
+    pieces.add_argument("--out", metavar="PROFILE", help="write here instead of over --board")
+    pieces.add_argument("--camera-file", "--calibration", dest="camera_file", metavar="FILE",
+                        help="the camera file of this camera (default: the profile's)")
 
 
 # ---- end of calibrate --------------------------------------------------------------------
@@ -233,6 +281,42 @@ def _add_board(verb: VerbAdder) -> None:
 
 
 # --- end board --------------------------------------------------------------------------
+
+
+# --- pieces (referee/app/printable_pieces.py) ---------------------------------------------
+
+
+def _pieces(args: argparse.Namespace) -> int:
+    from referee.app.printable_pieces import check_sizes, layout_sheet, piece_set, write_sheet
+
+    pieces = piece_set(game_with_ruleset(args.game, args.ruleset))
+    sizes = check_sizes(pieces.model, args.square_mm, args.face)
+    paths = write_sheet(layout_sheet(pieces, sizes, paper=args.paper, signs=args.signs), args.out)
+    counts = ", ".join(f"{pieces.players[side]} {sum(k.count for k in pieces.kinds if k.side == side)}"
+                       for side in (0, 1))
+    print(f"wrote {' '.join(str(p) for p in paths)}: {pieces.title}, {counts} pieces, faces "
+          f"{sizes.face:.1f} mm for squares of {sizes.square:g} mm; print at 100% scale and check the "
+          f"50 mm line, then glue onto wood or card {sizes.height:.0f} mm thick")
+    return 0
+
+
+def _add_pieces(verb: VerbAdder) -> None:
+    pieces = verb("pieces", _pieces, "write a printable set of Penta-pieces or Zensū pieces at "
+                  "true size, drawn as the models know them (SVG or PDF)")
+    pieces.add_argument("--game", required=True, help="the game whose pieces to print (the Rinne "
+                        "family: Penta-pieces; zensu)")
+    pieces.add_argument("--ruleset", help="a ruleset file (Zensū's setup and edge numbers)")
+    pieces.add_argument("--square-mm", type=float, default=40.0, help="the board's square side in "
+                        "mm (40), as printed by `referee board`")
+    pieces.add_argument("--face", type=float, default=0.8, help="a face's size as a share of the "
+                        "square: a Penta-piece's circle through its corners, a Zensū piece's side (0.8)")
+    pieces.add_argument("--signs", choices=("letters", "symbols"), default="letters",
+                        help="a Penta-piece's signs: K N B R Q, or drawn symbols (letters)")
+    pieces.add_argument("--paper", choices=("a4", "letter"), default="a4", help="page size (a4)")
+    pieces.add_argument("--out", required=True, help="output file, .svg (one file a page) or .pdf")
+
+
+# --- end pieces -------------------------------------------------------------------------
 
 
 # --- classify (referee/app/classify.py) ----------------------------------------------
@@ -485,6 +569,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_calibrate(verb)
     _hardware_verbs(verb)
     _add_board(verb)
+    _add_pieces(verb)
     _add_classify(verb)
     _add_replay(verb)
     _add_club(verb)

@@ -170,6 +170,20 @@ def _add_model_verbs(verb: VerbAdder) -> None:
     quantize.add_argument("--eval-frames", type=int, default=200,
                           help="held-out frames to measure it on after (not dice; default 200)")
     quantize.add_argument("--data", help=data_help)
+    expose = verb("expose-features", _expose_features, "add the 'features' output (the final "
+                  "layer's input) to a classifier and its card's sha256, for `referee calibrate pieces`")
+    expose.add_argument("--model", required=True, action="append",
+                        help="a model name (referee/data/models/) or path; repeatable")
+
+
+def _expose_features(args: argparse.Namespace) -> int:
+    from referee_lab.features import expose_features
+
+    for name in args.model:
+        done = expose_features(name)
+        print(f"{done.onnx_path}: {'added' if done.changed else 'already had'} features "
+              f"({done.width} a crop), sha256 {done.sha256[:12]}")
+    return 0
 
 
 # --- end of model verbs --------------------------------------------------------------------

@@ -647,6 +647,8 @@ def board_referee(game: CameraGame, pieces: str | None, *, model: str | None = N
     if own is None and pieces not in PIECE_SETS:
         raise RefereeError(f"unknown piece set {pieces!r}; known: {', '.join(sorted(PIECE_SETS))}")
     classifier = Classifier.load(model or own or PIECE_SETS[pieces].model)
+    if calibration is not None and calibration.board is not None:  # the players' own pieces
+        classifier = classifier.with_head(calibration.board.head)
     monomino = Classifier.load(MONOMINO_MODEL) if own == TILES else None
     reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings,
                          calibration=calibration, monomino=monomino)

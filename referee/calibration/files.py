@@ -33,6 +33,7 @@ A board profile::
     pieces:
       first: {name: white, body: "#f2f2ee", marks: "#1a1a1a"}
       second: {name: black, body: "#1e1e1e", marks: "#f0f0f0"}
+    piece_head: {...}               # optional: `referee calibrate pieces` (vision/adapt.py)
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ import numpy as np
 import yaml
 
 from referee.errors import CalibrationError
+from referee.vision.adapt import Head
 
 FORMAT_VERSION = 1
 # The lengths cv2 accepts for a distortion vector (rational, thin-prism, tilted models).
@@ -138,6 +140,8 @@ class BoardProfile:
     camera: Path | None  # a camera file, resolved against the profile's folder
     first: PlayerPieces
     second: PlayerPieces
+    # The players' own pieces learnt on a model's features (`referee calibrate pieces`)
+    head: Head | None = None
 
 
 # ---------------------------------------------------------------- reading and writing
@@ -200,7 +204,7 @@ def board_to_mapping(p: BoardProfile, *, base: Path | None = None) -> dict[str, 
     camera: str | None = None
     if p.camera is not None:
         camera = str(_relative(p.camera, base) if base is not None else p.camera)
-    return {
+    mapping = {
         "kind": "board",
         "version": FORMAT_VERSION,
         "game": p.game,
@@ -215,6 +219,7 @@ def board_to_mapping(p: BoardProfile, *, base: Path | None = None) -> dict[str, 
             for side, pp in (("first", p.first), ("second", p.second))
         },
     }
+    return mapping if p.head is None else {**mapping, "piece_head": p.head.to_mapping()}
 
 
 def _relative(target: Path, base: Path) -> Path:
@@ -268,7 +273,7 @@ def _write_yaml(data: Mapping[str, Any], path: Path, what: str, header: Sequence
 _CAMERA_FIELDS = ("kind", "version", "image_size", "camera_matrix", "dist_coeffs", "source")
 _CAMERA_OPTIONAL = ("rms_px",)
 _BOARD_FIELDS = ("kind", "version", "game", "files", "ranks", "first_player_edge", "pieces")
-_BOARD_OPTIONAL = ("square_mm", "corners_px", "camera")
+_BOARD_OPTIONAL = ("square_mm", "corners_px", "camera", "piece_head")
 
 
 def camera_from_mapping(data: Mapping[str, Any], *, where: str) -> CameraCalibration:
@@ -334,7 +339,13 @@ def board_from_mapping(
     _check_keys(pieces, ("first", "second"), (), f"{where}: pieces")
     first = _player(pieces["first"], f"{where}: pieces.first")
     second = _player(pieces["second"], f"{where}: pieces.second")
-    return BoardProfile(game, files, ranks, square_mm, corners, edge, camera, first, second)
+    head = None
+    if data.get("piece_head") is not None:
+        try:
+            head = Head.from_mapping(data["piece_head"], where=where)
+        except ValueError as error:
+            raise CalibrationError(str(error)) from None
+    return BoardProfile(game, files, ranks, square_mm, corners, edge, camera, first, second, head)
 
 
 def _player(raw: Any, where: str) -> PlayerPieces:

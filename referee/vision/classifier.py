@@ -24,12 +24,16 @@ from numpy.typing import NDArray
 
 from referee.errors import ModelError
 from referee.resources import models_dir
+from referee.vision.adapt import Head
 from referee.vision.crops import CropSpec
 
 log = logging.getLogger(__name__)
 
 CARD_FORMAT = 1
 MODELS_ENV = "REFEREE_MODELS"
+# The optional second output: the activations feeding the final linear layer, (N, width)
+# float32 (`referee-lab expose-features`), which a piece head (vision/adapt.py) learns on.
+FEATURES_OUTPUT = "features"
 
 
 def default_models_dir() -> Path:
@@ -76,6 +80,13 @@ class ModelCard:
     @property
     def crop(self) -> CropSpec:
         return CropSpec(self.input_size, self.crop_margin)
+
+    @property
+    def turns_freely(self) -> bool:
+        """Whether the model learnt that a quarter turn leaves a crop's label as it is (its
+        recipe turned the training crops by 90 degrees or more, as a die's)."""
+        augment = self.recipe.get("augment")
+        return isinstance(augment, dict) and float(augment.get("max_angle", 0.0)) >= 90.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -208,12 +219,17 @@ def check_sha256(onnx_path: Path, expected: str) -> None:
 
 
 class Classifier:
-    """A loaded, verified model. `predict` gives probabilities, `classify` predictions."""
+    """A loaded, verified model. `predict` gives probabilities, `classify` predictions,
+    `features_and_probabilities` both in one run (models with a `features` output). With a
+    piece head (`with_head`), every reading is the model's blended with the head's."""
 
-    def __init__(self, card: ModelCard, runtime: Any, path: Path) -> None:
+    def __init__(self, card: ModelCard, runtime: Any, path: Path, head: Head | None = None) -> None:
         self.card = card
         self.path = path
         self._runtime = runtime
+        self.head = head
+        outputs = [output.name for output in runtime.get_outputs()]
+        self.has_features = FEATURES_OUTPUT in outputs
 
     @classmethod
     def load(cls, name_or_path: str | Path = "dice", *, threads: int = 1) -> Classifier:
@@ -277,11 +293,44 @@ class Classifier:
             step = 4 // turns
             x = np.concatenate([np.rot90(x, k * step, axes=(2, 3)) for k in range(turns)])
             x = np.ascontiguousarray(x)
-        (probs,) = self._runtime.run(None, {self.card.input_name: x})
-        probs = np.asarray(probs, np.float32)
+        if self.head is None:
+            (probs,) = self._runtime.run([self.card.output], {self.card.input_name: x})
+            probs = np.asarray(probs, np.float32)
+        else:
+            probs = self.head.apply(*self._run_both(x))
         if turns > 1:
             probs = probs.reshape(turns, -1, probs.shape[1]).mean(axis=0, dtype=np.float32)
         return np.asarray(probs, np.float32)
+
+    def features_and_probabilities(
+        self, crops: NDArray[np.uint8] | Sequence[NDArray[np.uint8]]
+    ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """The crops' features (N, width) and the model's own probabilities (N, labels), in
+        one run; ModelError for a model without a `features` output."""
+        x = self.tensor(crops)
+        if len(x) == 0:
+            return np.zeros((0, 0), np.float32), np.zeros((0, len(self.labels)), np.float32)
+        return self._run_both(x)
+
+    def need_features(self) -> None:
+        """ModelError unless the model has a `features` output (a head needs it)."""
+        if not self.has_features:
+            raise ModelError(f"{self.path}: the model has no '{FEATURES_OUTPUT}' output; add it "
+                             f"with `referee-lab expose-features --model {self.path}`")
+
+    def _run_both(self, x: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        self.need_features()
+        probs, features = self._runtime.run([self.card.output, FEATURES_OUTPUT],
+                                            {self.card.input_name: x})
+        return np.asarray(features, np.float32), np.asarray(probs, np.float32)
+
+    def with_head(self, head: Head | None) -> Classifier:
+        """The same model (the same session) reading through `head` (None: the model alone).
+        The head must have been fitted on this model's features (`Head.check`)."""
+        if head is not None:
+            self.need_features()
+            head.check(self.card.sha256, self.labels)
+        return Classifier(self.card, self._runtime, self.path, head)
 
     def classify(
         self, crops: NDArray[np.uint8] | Sequence[NDArray[np.uint8]], *, turns: int = 1
@@ -312,8 +361,11 @@ def _open_session(onnx_path: Path, threads: int) -> Any:
 
 def _check_signature(runtime: Any, card: ModelCard, onnx_path: Path) -> None:
     inputs, outputs = runtime.get_inputs(), runtime.get_outputs()
-    if len(inputs) != 1 or len(outputs) != 1:
-        raise ModelError(f"{onnx_path}: expected one input and one output")
+    named = {output.name: output for output in outputs}
+    if len(inputs) != 1 or len(named) != len(outputs) or set(named) not in (
+            {card.output}, {card.output, FEATURES_OUTPUT}):
+        raise ModelError(f"{onnx_path}: expected one input and the outputs {card.output} "
+                         f"[and {FEATURES_OUTPUT}], found {', '.join(named)}")
     size, classes = card.input_size, len(card.labels)
     expected_in = [3, size, size]
     got_in = list(inputs[0].shape)
@@ -322,8 +374,12 @@ def _check_signature(runtime: Any, card: ModelCard, onnx_path: Path) -> None:
             f"{onnx_path}: input {inputs[0].name} {got_in} does not match its card "
             f"({card.input_name} [N, {', '.join(map(str, expected_in))}])"
         )
-    got_out = list(outputs[0].shape)
+    got_out = list(named[card.output].shape)
     if len(got_out) != 2 or got_out[1] != classes:
         raise ModelError(
             f"{onnx_path}: output shape {got_out} does not match the card's {classes} labels"
         )
+    features = named.get(FEATURES_OUTPUT)
+    if features is not None and len(features.shape) != 2:
+        raise ModelError(f"{onnx_path}: output {FEATURES_OUTPUT} {list(features.shape)} is not "
+                         "one row a crop")

@@ -15,6 +15,12 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from referee.pieces_design import (  # the faces' look, shared with `referee pieces`
+    draw_zensu_numbers,
+    penta_corners,
+    penta_face,
+    renderer_edges,
+)
 from referee_lab.synth.mesh import Face, Mesh, face
 from referee_lab.synth.textures import Colour, Image
 
@@ -31,7 +37,6 @@ PIPS: dict[int, tuple[tuple[float, float], ...]] = {
     1: ((0, 0),), 2: ((-1, -1), (1, 1)), 3: ((-1, -1), (0, 0), (1, 1)),
     4: ((-1, -1), (1, -1), (-1, 1), (1, 1)), 5: ((-1, -1), (1, -1), (0, 0), (-1, 1), (1, 1)),
     6: ((-1, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (1, 1))}
-STATE_LETTERS = "KNBRQ"
 
 
 @dataclass(frozen=True)
@@ -182,49 +187,6 @@ def _polygon_prism(top: FloatArray, height: float, bevel: float, colour: Colour,
     return faces
 
 
-def _rotated_text(tex: Image, text: str, centre: tuple[float, float], angle: float,
-                  height_px: float, colour: Colour, weight: float = 0.12) -> None:
-    """Draw `text` centred at `centre`, its up direction turned by `angle` radians
-    (counter-clockwise in the texture) from the texture's up."""
-    font = cv2.FONT_HERSHEY_DUPLEX
-    scale = height_px / 22.0
-    thick = max(1, round(height_px * weight))
-    (tw, th), base = cv2.getTextSize(text, font, scale, thick)
-    size = int(max(tw, th + base) * 1.6) + 4
-    glyph = np.zeros((size, size), np.uint8)
-    org = ((size - tw) // 2, (size + th) // 2)
-    cv2.putText(glyph, text, org, font, scale, 255, thick, cv2.LINE_AA)
-    rot = cv2.getRotationMatrix2D((size / 2, size / 2), math.degrees(angle), 1.0)
-    rot[:, 2] += np.array([centre[0] - size / 2, centre[1] - size / 2])
-    h, w = tex.shape[:2]
-    alpha = cv2.warpAffine(glyph, rot, (w, h)).astype(np.float32)[..., None] / 255.0
-    tex[...] = (tex * (1 - alpha) + np.array(colour, np.float32) * alpha).astype(np.uint8)
-
-
-def _symbol(tex: Image, state: int, centre: tuple[float, float], angle: float, size: float,
-            colour: Colour) -> None:
-    """A drawn sign for a state, its up turned by `angle`: King a crown, Knight a knight's
-    L, Bishop a diagonal cross, Rook a tower, Queen an eight-pointed star."""
-    shapes: dict[int, list[list[tuple[float, float]]]] = {
-        1: [[(-0.8, 0.5), (-0.8, -0.5), (-0.4, 0.0), (0.0, -0.7), (0.4, 0.0), (0.8, -0.5),
-             (0.8, 0.5), (-0.8, 0.5)]],
-        2: [[(-0.3, 0.8), (-0.3, -0.8), (0.6, -0.8)], [(-0.3, 0.8), (0.3, 0.8)]],
-        3: [[(-0.7, -0.7), (0.7, 0.7)], [(-0.7, 0.7), (0.7, -0.7)]],
-        4: [[(-0.6, 0.8), (-0.6, -0.8), (-0.3, -0.8), (-0.3, -0.5), (0.0, -0.5), (0.0, -0.8),
-             (0.3, -0.8), (0.3, -0.5), (0.6, -0.5), (0.6, 0.8), (-0.6, 0.8)]],
-        5: [[(-0.8, 0.0), (0.8, 0.0)], [(0.0, -0.8), (0.0, 0.8)], [(-0.6, -0.6), (0.6, 0.6)],
-            [(-0.6, 0.6), (0.6, -0.6)]],
-    }
-    c, s = math.cos(angle), math.sin(angle)
-    thick = max(1, round(size * 0.22))
-    for line in shapes[state]:
-        pts = []
-        for x, y in line:
-            rx, ry = c * x + s * y, -s * x + c * y
-            pts.append([round((centre[0] + rx * size) * 16), round((centre[1] + ry * size) * 16)])
-        cv2.polylines(tex, [np.array(pts, np.int32)], False, colour, thick, cv2.LINE_AA, 4)
-
-
 def painted_wood(colour: Colour, px: int, variant: int) -> Image:
     """Stained wood: the body colour over a wood grain that shows through."""
     from referee_lab.synth.textures import BANK_SIZE, BANK_VARIANTS, _bank
@@ -236,30 +198,11 @@ def painted_wood(colour: Colour, px: int, variant: int) -> Image:
     return np.asarray(np.clip(np.array(colour, np.float32) * shade, 0, 255), dtype=np.uint8)
 
 
-def penta_corners(radius: float) -> FloatArray:
-    """The pentagon's corners; corner k (the sign of state k+1) at 90° - 72°·k, so the states
-    run clockwise seen from above, corner 0 pointing forward (+y)."""
-    angles = [math.radians(90 - 72 * k) for k in range(5)]
-    return np.array([[radius * math.cos(a), radius * math.sin(a)] for a in angles])[::-1]
-
-
 @lru_cache(maxsize=32)
 def penta_mesh(look: PentaLook) -> Mesh:
     r, px = look.radius, 128
     corners = penta_corners(r)  # reversed to CCW for the prism
-    tex = np.zeros((px, px, 3), np.uint8)
-    tex[:] = [int(c) for c in look.body]
-    scale = px / (2 * r)
-    for k in range(5):
-        a = math.radians(90 - 72 * k)
-        dist = 0.56 * r
-        cx, cy = (r + dist * math.cos(a)) * scale, (r - dist * math.sin(a)) * scale
-        up = a - math.pi / 2  # the sign's up points toward its corner
-        if look.signs == "letters":
-            _rotated_text(tex, STATE_LETTERS[k], (cx, cy), up, 0.36 * r * scale, look.ink)
-        else:
-            _symbol(tex, k + 1, (cx, cy), up, 0.16 * r * scale, look.ink)
-    cv2.circle(tex, (px // 2, px // 2), max(1, px // 40), look.ink, -1, cv2.LINE_AA)
+    tex = penta_face(r, look.body, look.ink, look.signs, px)
     h = look.height
     tex_points = np.array([[-r, r, h], [r, r, h], [r, -r, h], [-r, -r, h]])
     faces = _polygon_prism(corners, h, min(1.2, h * 0.2), look.body, tex, tex_points)
@@ -271,14 +214,8 @@ def zensu_mesh(look: BlockLook, number: int) -> Mesh:
     """A square block: large forward number, small numbers on the other edges (RULES.md
     §4 defaults: "1": forward 1, left 2, right 3, back 4; "2": forward 2, left 1, right 3)."""
     a, px = look.size / 2, 128
-    edges = {"forward": number, "left": 2 if number == 1 else 1, "right": 3, "back": 4}
     tex = painted_wood(look.body, px, variant=number + round(look.size * 10))
-    mid = px / 2
-    places = {"forward": ((mid, px * 0.25), 0.0, 0.36), "back": ((mid, px * 0.82), math.pi, 0.16),
-              "left": ((px * 0.18, mid), math.pi / 2, 0.16),
-              "right": ((px * 0.82, mid), -math.pi / 2, 0.16)}
-    for edge, ((x, y), angle, size) in places.items():
-        _rotated_text(tex, str(edges[edge]), (x, y), angle, size * px, look.ink, 0.14)
+    draw_zensu_numbers(tex, renderer_edges(number), look.ink)
     top = np.array([[-a, -a], [a, -a], [a, a], [-a, a]])
     tex_points = np.array([[-a, a, look.height], [a, a, look.height], [a, -a, look.height],
                            [-a, -a, look.height]])

@@ -105,10 +105,10 @@ def test_letters_are_drawn_as_the_measured_renders_drew_them() -> None:
 
     import cv2
 
-    from referee_lab.synth.pieces import _rotated_text
+    from referee.pieces_design import rotated_text
 
     tex = np.zeros((64, 64, 3), np.uint8)
-    _rotated_text(tex, "K", (32.0, 32.0), 0.3, 30.0, (255, 255, 255))
+    rotated_text(tex, "K", (32.0, 32.0), 0.3, 30.0, (255, 255, 255))
     digest = hashlib.sha256(tex.tobytes()).hexdigest()
     assert digest == "d4eb74965239f050b1ae0c17fc8dc0af226d018d5dca2923a856fee86a06578a", (
         f"OpenCV {cv2.__version__} draws the pieces' letters otherwise than 5.0, on which the "
