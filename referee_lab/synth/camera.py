@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import cv2
 import numpy as np
@@ -41,15 +41,20 @@ class Camera:
     def K(self) -> FloatArray:
         return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
 
-    @property
+    @cached_property
     def R(self) -> FloatArray:
-        rotation, _ = cv2.Rodrigues(np.array(self.rvec, dtype=np.float64))
-        return np.asarray(rotation, dtype=np.float64)
+        # Cached (read-only): every projection of every frame asks for it.
+        turned, _ = cv2.Rodrigues(np.array(self.rvec, dtype=np.float64))
+        rotation = np.asarray(turned, dtype=np.float64)
+        rotation.flags.writeable = False
+        return rotation
 
-    @property
+    @cached_property
     def position(self) -> FloatArray:
         """The camera centre in world coordinates."""
-        return np.asarray(-self.R.T @ np.array(self.tvec), dtype=np.float64)
+        centre = np.asarray(-self.R.T @ np.array(self.tvec), dtype=np.float64)
+        centre.flags.writeable = False
+        return centre
 
     def truth(self) -> CameraTruth:
         k = self.K
@@ -244,9 +249,19 @@ def canvas_margin(camera: Camera) -> int:
 
 
 def distortion_maps(camera: Camera, margin: int) -> tuple[Map, Map]:
-    map_x, map_y = _distortion_map(camera.width, camera.height, camera.fx, camera.fy, camera.cx,
-                                   camera.cy, camera.dist)
-    return map_x + np.float32(margin), map_y + np.float32(margin)
+    return _margin_maps(camera.width, camera.height, camera.fx, camera.fy, camera.cx, camera.cy,
+                        camera.dist, margin)
+
+
+@lru_cache(maxsize=8)
+def _margin_maps(width: int, height: int, fx: float, fy: float, cx: float, cy: float,
+                 dist: tuple[float, float, float, float, float], margin: int) -> tuple[Map, Map]:
+    """The maps shifted onto the canvas: kept, since a shaking camera keeps its lens."""
+    map_x, map_y = _distortion_map(width, height, fx, fy, cx, cy, dist)
+    shifted = map_x + np.float32(margin), map_y + np.float32(margin)
+    for array in shifted:
+        array.flags.writeable = False
+    return shifted
 
 
 @dataclass(frozen=True)

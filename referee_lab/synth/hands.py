@@ -100,10 +100,12 @@ def capsules(pose: HandPose) -> list[Capsule]:
     return out
 
 
+_ANGLES = np.linspace(0, 2 * math.pi, 16, endpoint=False)
+RING = np.stack([np.cos(_ANGLES), np.sin(_ANGLES)], axis=1)  # a capsule's end as 16 points
+
+
 def _capsule_polygon(a: FloatArray, b: FloatArray, ra: float, rb: float) -> npt.NDArray[np.int32]:
-    angles = np.linspace(0, 2 * math.pi, 16, endpoint=False)
-    ring = np.stack([np.cos(angles), np.sin(angles)], axis=1)
-    pts = np.concatenate([a + ring * ra, b + ring * rb])
+    pts = np.concatenate([a + RING * ra, b + RING * rb])
     hull = cv2.convexHull(pts.astype(np.float32))
     return np.asarray(np.round(hull.reshape(-1, 2) * 16), dtype=np.int32)
 

@@ -55,6 +55,11 @@ class Mesh:
         starts = [0, *np.cumsum([len(f.points) for f in self.faces]).tolist()]
         return points, normals, centres, starts
 
+    @cached_property
+    def colours(self) -> FloatArray:
+        """The faces' colours (N x 3)."""
+        return np.array([f.colour for f in self.faces], dtype=np.float64)
+
     def caster(self) -> FloatArray:
         if len(self.outline):
             return self.outline
@@ -72,7 +77,7 @@ class Light:
     shadow: float  # 0 no cast shadows … 1 black shadows
     softness: float  # penumbra blur, in pixels at 1280 px width
 
-    @property
+    @cached_property
     def vector(self) -> FloatArray:
         v = np.array(self.direction, dtype=np.float64)
         return np.asarray(v / np.linalg.norm(v), dtype=np.float64)
@@ -137,6 +142,24 @@ def shade(colour: Colour, normal: FloatArray, view: FloatArray, light: Light, me
     return diffuse, np.asarray(spec * tint, dtype=np.float64)
 
 
+def face_shades(mesh: Mesh, colours: FloatArray, normals: FloatArray, views: FloatArray,
+                light: Light) -> tuple[FloatArray, FloatArray]:
+    """`shade` for many faces at once (colours, world normals and unit views, N x 3): the gains
+    (N x 3, light colour times diffuse factor) and specular BGR (N x 3). One numpy pass per
+    mesh instead of a Python call per face; it agrees with `shade` to the last bits or so,
+    far below what rounding a colour to 8 bits can show."""
+    lv = light.vector
+    diffuse = light.ambient + light.diffuse * np.maximum(0.0, normals @ lv)
+    half = lv + views
+    half = half / (np.sqrt((half * half).sum(axis=1)) + 1e-12)[:, None]
+    spec = mesh.gloss * np.maximum(0.0, (normals * half).sum(axis=1)) ** mesh.shininess
+    tint = np.array(light.colour) * 255.0
+    if mesh.metal:
+        tint = tint * (1 - mesh.metal) + colours * mesh.metal * 1.3
+    gains = np.array(light.colour)[None, :] * diffuse[:, None]
+    return gains, spec[:, None] * tint
+
+
 def draw_mesh(image: Image, canvas: Canvas, placed: Placed, light: Light,
               cam_pos: FloatArray, mask: npt.NDArray[np.uint8] | None = None) -> None:
     """Rasterise one placed mesh onto the canvas image (in place). `mask`, if given, receives
@@ -153,23 +176,24 @@ def draw_mesh(image: Image, canvas: Canvas, placed: Placed, light: Light,
     if not mesh.convex:
         facing = facing[np.argsort(-dists[facing], kind="stable")]
     all_px, _ = canvas.project(placed.world(points))
-    for i in facing:
-        f, n, view = mesh.faces[i], world_n[i], views[i]
-        px = all_px[starts[i]:starts[i + 1]]
-        diffuse, spec = shade(f.colour, n, view, light, mesh)
-        gain = np.array(light.colour) * diffuse
+    polys = np.round(all_px * ONE).astype(np.int32)
+    base = mesh.colours[facing]
+    gains, specs = face_shades(mesh, base, world_n[facing], views[facing], light)
+    colours = np.clip(base * gains + specs, 0, 255).tolist()
+    for k, i in enumerate(facing.tolist()):
+        f = mesh.faces[i]
+        a, b = starts[i], starts[i + 1]
         if f.texture is None or f.tex_points is None:
-            colour = np.clip(np.array(f.colour) * gain + spec, 0, 255)
-            _fill(image, px, colour, mesh.alpha)
+            _fill(image, all_px[a:b], polys[a:b], colours[k], mesh.alpha)
         else:
-            _textured(image, canvas, placed, f, px, gain, spec, mesh.alpha)
+            _textured(image, canvas, placed, f, all_px[a:b], gains[k], specs[k], mesh.alpha)
         if mask is not None:
-            cv2.fillConvexPoly(mask, np.round(px * ONE).astype(np.int32), 255, cv2.LINE_8, SHIFT)
+            cv2.fillConvexPoly(mask, polys[a:b], 255, cv2.LINE_8, SHIFT)
 
 
-def _fill(image: Image, px: FloatArray, colour: FloatArray, alpha: float) -> None:
-    poly = np.round(px * ONE).astype(np.int32)
-    c = (float(colour[0]), float(colour[1]), float(colour[2]))
+def _fill(image: Image, px: FloatArray, poly: npt.NDArray[np.int32], colour: list[float],
+          alpha: float) -> None:
+    c = (colour[0], colour[1], colour[2])
     if alpha >= 0.999:
         cv2.fillConvexPoly(image, poly, c, cv2.LINE_AA, SHIFT)
         return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import cv2
 import numpy as np
@@ -22,7 +23,15 @@ from referee_lab.synth.camera import Camera, CameraSpec, Canvas, Lens, make_canv
 from referee_lab.synth.clutter import draw_flat_clutter, spare_dice
 from referee_lab.synth.games import GameSpec
 from referee_lab.synth.hands import HandPose, draw_hand, shadow_polygons
-from referee_lab.synth.mesh import Mesh, Placed, draw_mesh, face, footprint, shadow_polygon
+from referee_lab.synth.mesh import (
+    Light,
+    Mesh,
+    Placed,
+    draw_mesh,
+    face,
+    footprint,
+    shadow_polygon,
+)
 from referee_lab.synth.placement import (
     BoardPose,
     PiecePose,
@@ -30,12 +39,14 @@ from referee_lab.synth.placement import (
     piece_height,
     piece_placed,
 )
-from referee_lab.synth.sensor import Exposure, apply_sensor
+from referee_lab.synth.sensor import Exposure, apply_sensor, channels_of
 from referee_lab.synth.style import STYLES, Style, sample_style
 from referee_lab.synth.truth import EMPTY, Contents, FrameTruth
 
 FloatArray = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,57 @@ class FrameState:
     extras: tuple[Placed, ...] = ()  # loose things on the table: captured pieces
 
 
+class Placements:
+    """What footage keeps from frame to frame where the frame's inputs are the same objects
+    or equal values: the placed tiles and markers of the same square contents, the placed
+    pieces of the same poses, a placed thing's cast shadow and footprint on the table (world
+    polygons: the shaking camera does not move them). Each entry is what the same call
+    would compute again; the dictionaries are emptied when they grow (a carried piece or a
+    thing in the hand is new every frame)."""
+
+    LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._flat: dict[object, tuple[list[Placed], list[Placed]]] = {}
+        self._pieces: dict[tuple[PiecePose, BoardPose], Placed] = {}
+        self._shadows: dict[Placed, tuple[FloatArray, FloatArray]] = {}
+
+    def flat(self, state: FrameState, style: Style, layout: BoardLayout, seed: int,
+             ) -> tuple[list[Placed], list[Placed]]:
+        key = (tuple(state.contents.items()), state.board)
+        found = self._flat.get(key)
+        if found is None:
+            found = flat_placed(state.contents, style, layout, state.board, seed)
+            _keep(self._flat, key, found)
+        return list(found[0]), list(found[1])
+
+    def pieces(self, state: FrameState, style: Style, layout: BoardLayout) -> list[Placed]:
+        out = []
+        for pose in state.poses.values():
+            key = (pose, state.board)
+            placed = self._pieces.get(key)
+            if placed is None:
+                placed = piece_placed(pose, style, layout, state.board)
+                _keep(self._pieces, key, placed)
+            out.append(placed)
+        return out
+
+    def shadow(self, placed: Placed, light: Light) -> tuple[FloatArray, FloatArray]:
+        """The cast shadow and the footprint (`footprint(placed, 0.8)`) of `placed`."""
+        found = self._shadows.get(placed)
+        if found is None:
+            found = shadow_polygon(placed, light), footprint(placed, 0.8)
+            _keep(self._shadows, placed, found)
+        return found
+
+
+def _keep(cache: dict[K, V], key: K, value: V) -> None:
+    """Store `value`, emptying `cache` first once it holds `Placements.LIMIT` entries."""
+    if len(cache) >= Placements.LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
 class Scene:
     """The parts of a render that stay the same through footage."""
 
@@ -119,6 +181,7 @@ class Scene:
         self._build_textures()
         self._bg_key: tuple[object, ...] | None = None
         self._bg: Image | None = None
+        self._kept = Placements()
 
     # --- static parts ----------------------------------------------------------------
 
@@ -244,7 +307,7 @@ class Scene:
         glow = cv2.resize(small, ((w // k + 2) * k, (h // k + 2) * k),
                           interpolation=cv2.INTER_LINEAR)[:h, :w]
         colour = np.array(light.colour, np.float32)
-        return np.asarray(cv2.merge([glow * c for c in colour]), dtype=np.float32)
+        return channels_of(glow, colour)
 
     # --- per frame -----------------------------------------------------------------------
 
@@ -295,10 +358,8 @@ class Scene:
         canvas, background = self._background(state.board, camera)
         image = background.copy()
         light = self.style.light
-        tiles, markers = flat_placed(state.contents, self.style, self.layout, state.board,
-                                     self.seed)
-        pieces = [piece_placed(p, self.style, self.layout, state.board)
-                  for p in state.poses.values()]
+        tiles, markers = self._kept.flat(state, self.style, self.layout, self.seed)
+        pieces = self._kept.pieces(state, self.style, self.layout)
         pieces += markers
         pieces += self.clutter
         pieces += state.extras
@@ -351,8 +412,9 @@ class Scene:
         light = self.style.light
         cam_pos = canvas.camera.position
         if self.options.shadows:
-            casts = [shadow_polygon(p, light) for p in placed + carried]
-            contacts = [footprint(p, 0.8) for p in placed]
+            casts = [self._kept.shadow(p, light)[0] for p in placed]
+            casts += [shadow_polygon(p, light) for p in carried]
+            contacts = [self._kept.shadow(p, light)[1] for p in placed]
             hand_shadow = shadow_polygons(canvas, hand, light) if hand is not None else []
             self._shade(image, canvas, casts, contacts, hand_shadow)
         order = sorted(placed, key=lambda p: -float(np.linalg.norm(p.position - cam_pos)))

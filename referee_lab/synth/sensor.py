@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import cv2
 import numpy as np
@@ -32,9 +33,11 @@ class Exposure:
     noise: float = 1.0  # scale of the style's sensor noise (footage: temporal noise)
 
 
+@lru_cache(maxsize=8)
 def _gain_map(width: int, height: int, lamp: tuple[float, float, float],
               vignette: float) -> npt.NDArray[np.float32]:
-    """Low-frequency illumination: a lamp's falloff toward one side, and lens vignetting."""
+    """Low-frequency illumination: a lamp's falloff toward one side, and lens vignetting.
+    Kept (read-only): footage asks for the same map every frame."""
     small_w, small_h = 64, 36
     xs = (np.arange(small_w, dtype=np.float32) + 0.5) / small_w * 2 - 1
     ys = (np.arange(small_h, dtype=np.float32) + 0.5) / small_h * 2 - 1
@@ -44,7 +47,21 @@ def _gain_map(width: int, height: int, lamp: tuple[float, float, float],
     r2 = (x * x + (y * height / width) ** 2) / (1 + (height / width) ** 2)
     vig = 1 - vignette * r2 ** 1.2
     gain = (falloff * vig / max(float((falloff * vig).max()), 1e-6)).astype(np.float32)
-    return np.asarray(cv2.resize(gain, (width, height), interpolation=cv2.INTER_LINEAR))
+    out = np.asarray(cv2.resize(gain, (width, height), interpolation=cv2.INTER_LINEAR),
+                     dtype=np.float32)
+    out.flags.writeable = False
+    return out
+
+
+def channels_of(plane: npt.NDArray[np.floating[Any]], factors: npt.NDArray[np.float32],
+                ) -> npt.NDArray[np.float32]:
+    """A float32 image whose channel i is `plane * factors[i]`, each product taken at the
+    precision of its operands and then rounded to float32: the same numbers as
+    `cv2.merge` of the three products, at half the cost."""
+    out = np.empty((*plane.shape, 3), np.float32)
+    for i in range(3):
+        np.multiply(plane, factors[i], out=out[..., i], casting="same_kind")
+    return out
 
 
 def _motion_kernel(length: float, angle: float) -> npt.NDArray[np.float32]:
@@ -67,7 +84,7 @@ def apply_sensor(image: Image, style: Style, rng: np.random.Generator,
     scale = w / 1280.0
     gain = _gain_map(w, h, style.lamp, s.vignette) * np.float32(s.exposure * ex.gain)
     channel = np.array(s.wb, np.float32) * np.array(ex.tint, np.float32)
-    gains = cv2.merge([gain * np.float32(c) for c in channel])
+    gains = channels_of(gain, channel)
     out = _u8(cv2.multiply(image, gains, dtype=cv2.CV_8U))
     if s.blur * scale > 0.3:
         out = _u8(cv2.GaussianBlur(out, (0, 0), s.blur * scale))
