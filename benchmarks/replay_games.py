@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import cv2
 
 from referee.app.events import EventKind
 from referee.app.replay import replay_footage
@@ -46,12 +49,13 @@ class Row:
     plies_read: int
     hand_moves: int
     speed: float  # x real time
+    cpu_speed: float  # x real time by the replay's CPU time: what one free core would do
     why: str = ""
 
     def line(self) -> str:
         ok = "yes" if self.read_right and self.result_right else f"NO {self.why}".strip()
         return (f"| {self.seed} | {self.game} | {self.pieces} | {self.plies} | {self.result} | "
-                f"{ok} | {self.plies_read} | {self.hand_moves} | {self.speed:.1f} |")
+                f"{ok} | {self.plies_read} | {self.hand_moves} | {self.speed:.1f} | {self.cpu_speed:.1f} |")
 
 
 def planned(games: int, max_plies: int, kinds: tuple[tuple[str, str], ...] = KINDS,
@@ -84,12 +88,15 @@ def referee_one(seed: int, game: str, pieces: str, match: Match[Any, Any], size:
     expected = Expected.from_sidecar(video.with_suffix(".json"))
     assert match.outcome is not None
     result = match.outcome.result(match.game.player_names)
+    cv2.setNumThreads(1)  # one core, as on the Pi's share of it (onnxruntime: one thread already)
+    cpu_start = time.process_time()
     try:
         replayed = replay_footage(video, game, pieces=pieces or None,
                                   out=Path(replays) / f"out-{seed}")
     except RefereeError as error:
-        return Row(seed, game, pieces, len(expected.plies), result, False, False, 0, 0, 0.0,
+        return Row(seed, game, pieces, len(expected.plies), result, False, False, 0, 0, 0.0, 0.0,
                    f"({error})")
+    cpu_s = time.process_time() - cpu_start
     read = accepted_plies(replayed.events)
     over = [e for e in replayed.events if e.kind is EventKind.GAME_OVER]
     said = replayed.match.outcome.result(match.game.player_names) if replayed.match.outcome else "*"
@@ -101,7 +108,7 @@ def referee_one(seed: int, game: str, pieces: str, match: Match[Any, Any], size:
     return Row(seed, game, pieces, len(expected.plies), result, read == list(expected.plies),
                bool(over) and said == result, len(read),
                len(moves_during_hands(replayed.events, expected)),
-               replayed.footage_s / replayed.seconds, why)
+               replayed.footage_s / replayed.seconds, replayed.footage_s / cpu_s, why)
 
 
 def main() -> None:
@@ -135,8 +142,8 @@ def main() -> None:
 def report(plan: list[tuple[int, str, str, Match[Any, Any]]], size: str, footage: str,
            replays: str, jobs: int) -> None:
     print("| seed | game | pieces | plies | result | read right | plies read | hand moves "
-          "| replay x real time |")
-    print("| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: |", flush=True)
+          "| replay x real time | x real time (CPU) |")
+    print("| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: |", flush=True)
     rows: list[Row] = []
     with ProcessPoolExecutor(jobs) as pool:
         futures = [pool.submit(referee_one, seed, game, pieces, match, size, footage, replays)

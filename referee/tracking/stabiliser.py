@@ -64,6 +64,9 @@ class StabiliserSettings:
     motion_threshold: float = 6.0  # mean grey-level change of a cell between frames
     change_threshold: float = 9.0  # mean grey-level change of a cell since the last reading
     occlusion_timeout_s: float = 4.0
+    # An arm seen at rest is taken to be there until it has been unseen this long, or something
+    # moved: one frame's patch broken up (a wrist much like the table) is no arm gone.
+    arm_release_s: float = 0.25
     cells: tuple[int, int] = (0, 0)  # (columns, rows) of cells; 0 = one per square + margin
     arm: ArmSettings = field(default_factory=ArmSettings)
 
@@ -179,6 +182,7 @@ class Stabiliser:
         self._clean: np.ndarray | None = None
         self._clean_view: np.ndarray | None = None
         self._arm_now = False
+        self._arm_seen_s: float | None = None  # when an arm was last seen in this still spell
         self._motion_s = 0.0  # seconds of motion so far
         self._last_time: float | None = None
         self._ghost: tuple[np.ndarray, float] | None = None  # the last arm seen, `_motion_s` then
@@ -197,6 +201,7 @@ class Stabiliser:
             self._motion_s += 0.0 if last_time is None else max(0.0, time_s - last_time)
             self._still_since = None
             self._stirred = previous is not None
+            self._arm_seen_s = None
             return Stillness.MOVING
         if self._still_since is None:
             self._still_since = time_s
@@ -210,7 +215,10 @@ class Stabiliser:
         # another face), so the board is read once more.
         if not self._stirred and not changed.any():
             return Stillness.STEADY
-        self._arm_now = self._arm_in_view(cells, outside, clean)
+        if self._arm_in_view(cells, outside, clean):
+            self._arm_seen_s = time_s
+        seen = self._arm_seen_s
+        self._arm_now = seen is not None and time_s - seen < s.arm_release_s
         if self._arm_now and still_for < s.occlusion_timeout_s:
             return Stillness.OCCLUDED
         return Stillness.READ
@@ -223,6 +231,8 @@ class Stabiliser:
         self._previous = cell_means(board_gray, self.columns, self.rows)
         self._previous_view = smoothed(board_gray)
         self._arm_now = self._arm_in_view(self._previous, outside, clean)
+        if not self._arm_now:  # (tracking's drift, not an arm: nothing to wait out)
+            self._arm_seen_s = None
         return Stillness.OCCLUDED if self._arm_now else Stillness.READ
 
     @property
@@ -304,3 +314,4 @@ class Stabiliser:
         self._reference_view = None
         self._clean = self._clean_view = None
         self._arm_now = False
+        self._arm_seen_s = None

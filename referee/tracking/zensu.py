@@ -67,8 +67,11 @@ class ZensuDecoder(Decoder):
     def _captures_under_way(self, position: Position, move: Move, after: Position
                             ) -> Iterator[Candidate]:
         """The board part way through a capturing ply: the piece moved with some captured
-        pieces still standing, or captured pieces lifted before the piece moved."""
-        captured = [s for s in self.game.captures(position, move) if s != move.to_square]
+        pieces still standing, or captured pieces lifted before the piece moved (the one it
+        lands on too: then the move itself is still to come, and the players are told
+        nothing until the board shows more)."""
+        every = self.game.captures(position, move)
+        captured = [s for s in every if s != move.to_square]
         before_labels, before_owners = self.appearance(position)
         labels, owners = self.appearance(after)
         for count in range(1, len(captured) + 1):
@@ -77,8 +80,8 @@ class ZensuDecoder(Decoder):
                 rows = list(standing)
                 shown_labels[rows], shown_owners[rows] = before_labels[rows], before_owners[rows]
                 yield Candidate(Verdict.INCOMPLETE, move, shown_labels, shown_owners, standing)
-        for count in range(1, len(captured) + 1):
-            for lifted in combinations(captured, count):
+        for count in range(1, len(every) + 1):
+            for lifted in combinations(every, count):
                 shown_labels, shown_owners = before_labels.copy(), before_owners.copy()
                 rows = list(lifted)
                 shown_labels[rows], shown_owners[rows] = self._index[EMPTY], -1

@@ -223,3 +223,19 @@ def test_a_hand_at_the_edge_of_the_clean_reading_holds_no_reading_back_once_gone
     assert first[-1] is Stillness.OCCLUDED  # the fingers' going, seen once, is an arm's coming
     second = feed(stabiliser, hand() + [board({(1, 1): 90, (1, 2): 230, (4, 4): 230})] * 40, 4.0)
     assert Stillness.READ in second
+
+
+def test_an_arm_seen_at_rest_is_not_gone_for_one_frame_unseen():
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [board()] * 30, 0.0)
+    # A hand over the right-hand squares, its faint wrist out to the view's edge; then, with
+    # nothing moving, the wrist fades into the table (the camera's noise): the hand's patch
+    # no longer reaches the edge, but an arm does not leave unseen in a frame or two.
+    hand = with_arm(board(), slice(50, 80), slice(96, 128))
+    wrist = hand.copy()
+    wrist[62:64, 128:140] = 140
+    states = feed(stabiliser, [wrist] * 20 + [hand] * 5, 1.0)
+    assert Stillness.OCCLUDED in states[:20]
+    assert Stillness.MOVING not in states[20:] and Stillness.READ not in states
+    # Unseen for longer (`arm_release_s`), it has gone.
+    assert Stillness.READ in feed(stabiliser, [hand] * 10, 1.0 + 25 / FPS)

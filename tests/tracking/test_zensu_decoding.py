@@ -69,6 +69,25 @@ def test_a_capture_with_a_captured_piece_still_standing_is_under_way() -> None:
     assert (done.verdict, done.move) == (Verdict.MOVE, move)
 
 
+def test_the_piece_landed_on_lifted_before_the_move_is_a_capture_under_way() -> None:
+    """Players often lift the piece they capture first: the board then shows one piece gone
+    and the capturer not yet moved, which is a ply under way told nothing, not an illegal
+    change (the buzzer would sound in the middle of every such capture)."""
+    decoder = ZensuDecoder(ZENSU, LABELS)
+    referee = Referee(decoder)
+    match = sample()
+    i = next(i for i, move in enumerate(match.moves)
+             if move.to_square in ZENSU.captures(match.positions[i], move))
+    before, move = match.positions[i], match.moves[i]
+    lifted = with_board(before, {move.to_square: 0})
+    inference = decoder.infer(reading_of(decoder, lifted), before, COLORS)
+    assert (inference.verdict, inference.move, inference.squares) == (Verdict.INCOMPLETE, move, ())
+    for ply in match.moves[:i]:
+        referee.match.push(ply)
+    referee.phase = Phase.PLAYING
+    assert referee.on_reading(reading_of(decoder, lifted, frame_index=1)) == []
+
+
 def test_a_wrong_piece_taken_off_is_illegal() -> None:
     decoder = ZensuDecoder(ZENSU, LABELS)
     match = sample()
