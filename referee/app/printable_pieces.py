@@ -22,6 +22,7 @@ import numpy as np
 
 from referee import pieces_design as design
 from referee.errors import OutputError, RefereeError
+from referee.pdf import pdf_file
 from referee.rules import Game
 
 PX_PER_MM = 12.0  # the faces' images: about 300 dpi
@@ -366,7 +367,7 @@ def sheet_pdf(sheet: Sheet) -> bytes:
                        f"{page.height * pt:.3f}] /Resources << /Font << /F1 3 0 R >> /XObject << "
                        f"{xobjects} >> >> /Contents {first_page + 2 * i + 1} 0 R >>".encode())
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    return _pdf_file(objects)
+    return pdf_file(objects)
 
 
 def _pdf_image(image: design.Image) -> bytes:
@@ -377,18 +378,6 @@ def _pdf_image(image: design.Image) -> bytes:
         b"\nendstream"
 
 
-def _pdf_file(objects: list[bytes]) -> bytes:
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
 
 
 def write_sheet(sheet: Sheet, out: str | Path) -> tuple[Path, ...]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from referee.calibration.intrinsics import Charuco, Chessboard, Pattern
 from referee.errors import CalibrationError
+from referee.pdf import pdf_file
 
 MM_PER_INCH = 25.4
 PT_PER_MM = 72.0 / MM_PER_INCH
@@ -173,19 +174,7 @@ def to_pdf(page: Layout) -> bytes:
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return pdf_file(objects)
 
 
 def rasterise(page: Layout, *, dpi: int) -> np.ndarray:

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.errors import NoBoardError, OutputError
+from referee.pdf import pdf_file
 from referee.vision.pose import BoardPose, FloatArray, apply_homography, grid_through
 from referee.vision.settings import ArucoSettings, default_settings
 
@@ -523,17 +524,7 @@ def _pdf(d: _Drawing) -> bytes:
                b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {w:.3f} {h:.3f}] /Contents 4 0 R >>".encode(),
                b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_file(objects)
 
 
 def _squares(names: tuple[str, ...], files: int, ranks: int) -> tuple[tuple[int, int], ...]:
