@@ -297,6 +297,31 @@ def test_a_new_game_on_a_board_gets_its_own_files(tmp_path: Path):
     assert (tmp_path / "table-1" / "game-2.txt").read_text() == second.view().record
 
 
+def test_two_referees_under_one_name_are_told_once(tmp_path: Path):
+    """Two Pis written from one image both call their board `raspberrypi`: their views take
+    turns. A process that a later one took over from speaking again is the sign; a referee
+    restarted (`live --resume`, a new process) is not."""
+    said: list[str] = []
+    tournament = Tournament(BrokerUrl.parse("mqtt://localhost/club"), tmp_path, say=said.append)
+    happenings: list[Happening] = []
+    tournament.spectators.subscribe(lambda u: happenings.append(u) if isinstance(u, Happening) else None)
+    one, two = SampleGame(Spectators(), "raspberrypi"), SampleGame(Spectators(), "raspberrypi")
+    for run, game, seq in (("run-1", one, 1), ("run-2", two, 1), ("run-3", two, 2)):
+        game.play(1)
+        tournament._deliver(Delivery(run, seq, game.view()))  # restarted twice: nothing said
+    told = [line for line in said if "--name" in line]
+    assert told == [] and happenings == []
+    for seq in (2, 3):
+        one.play(1)
+        tournament._deliver(Delivery("run-1", seq, one.view()))
+        two.play(1)
+        tournament._deliver(Delivery("run-3", seq + 1, two.view()))
+    told = [line for line in said if "--name" in line]
+    assert told == ["raspberrypi: two referees broadcast under this board's name: give each its "
+                    "own --name"]
+    assert [h.kind for h in happenings] == ["SAME_NAME"]
+
+
 def test_a_record_continues_only_its_own_unfinished_game():
     game = SampleGame(Spectators(), "t")
     game.play(4)

@@ -160,6 +160,8 @@ class Tournament:
                                  reconnect_s=reconnect_s, say=say)
         self._online: dict[str, bool] = {}
         self._runs: dict[str, str] = {}  # each board's latest referee process
+        self._replaced: dict[str, set[str]] = {}  # each board's processes a later one took over from
+        self._told_twins: set[str] = set()  # boards told they have two referees
 
     def __enter__(self) -> Tournament:
         try:
@@ -180,7 +182,7 @@ class Tournament:
             self._presence(update, delivery.run)
             return
         if isinstance(update, BoardView):
-            self._runs[update.board] = delivery.run
+            self._latest_run(update, delivery.run)
         try:
             self.keeper.keep(delivery)
         except OSError as error:
@@ -188,6 +190,23 @@ class Tournament:
                       "writes the whole record again")
         if isinstance(update, BoardView | Happening):
             self.spectators.publish(update)
+
+    def _latest_run(self, view: BoardView, run: str) -> None:
+        """Note `run` as the board's latest process. One that a later process took over from
+        and that speaks again is a second referee under the same name (two Pis written from
+        one image are both `raspberrypi`): their games would take turns on the page, so it is
+        said once, here and on the page."""
+        latest = self._runs.get(view.board)
+        if latest is not None and latest != run:
+            replaced = self._replaced.setdefault(view.board, set())
+            if run in replaced and view.board not in self._told_twins:
+                self._told_twins.add(view.board)
+                text = "Two referees broadcast under this board's name: give each its own --name"
+                self._say(f"{view.board}: {text[0].lower()}{text[1:]}")
+                self.spectators.publish(Happening(view.board, "SAME_NAME", text, view.time_s,
+                                                  view.ply))
+            replaced.add(latest)
+        self._runs[view.board] = run
 
     def _presence(self, presence: Presence, run: str) -> None:
         """A line when a board's referee goes away or comes back (not for the first report). An

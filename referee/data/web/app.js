@@ -2,7 +2,7 @@
 // The live view: the referee's boards from /events (server-sent events), drawn into the page.
 // Each board's element carries data-board; its diagram carries data-ply.
 
-const ALERTS = new Set(["ILLEGAL", "INCOMPLETE", "NO_BOARD", "UNREADABLE", "CAMERA_LOST",
+const ALERTS = new Set(["ILLEGAL", "INCOMPLETE", "NO_BOARD", "UNREADABLE", "CAMERA_LOST", "SAME_NAME",
                         "NO_PICTURE", "LOG_FAILED", "MOVE_INCOMPLETE"]);
 const GOOD = new Set(["ACCEPTED", "STARTED", "RESTORED", "CAMERA_BACK", "LOG_BACK"]);
 const KEPT = 100; // happenings listed per board, as many as the referee keeps
