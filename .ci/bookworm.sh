@@ -51,4 +51,12 @@ SKIP=(
     --deselect tests/test_calibrated.py::test_with_the_camera_file_the_board_and_squares_land_where_the_truth_says
     --deselect tests/test_calibrated.py::test_render_refuses_a_lens_it_cannot_draw
 )
+# Of the footage, the Zensū and Renaissance faults of the camera and the table (light, bump,
+# dropped frames, a knock, a capture half removed) replay under the lab's versions only: the
+# same faults of Rinne, the whole games and the games' other faults stand for them here, and
+# CI's time is better kept.
+for clip in zensu-halftaken zensu-knocked zensu-light zensu-bump zensu-drop \
+            renaissance-light renaissance-bump renaissance-drop; do
+    SKIP+=(--deselect "tests/test_footage.py::test_footage_replays_to_its_expected_record[$clip]")
+done
 "$VENV/bin/python" -m pytest -p no:cacheprovider "${TESTS[@]}" "${SKIP[@]}"

@@ -32,8 +32,10 @@ def check(video: Path, model: str | None) -> bool:
         print(f"{video.name} ERROR no readable truth beside it ({video.with_suffix('.json').name}: "
               f"{type(error).__name__})")
         return False
-    # A sidecar does not name the piece set; the benchmark's file names do.
-    pieces = "penta" if "penta" in video.name else expected.pieces
+    # A sidecar does not name the piece set; the benchmark's file names do, and Zensū and
+    # Renaissance have their own.
+    own = expected.game in ("zensu", "renaissance")
+    pieces = "penta" if "penta" in video.name else None if own else expected.pieces
     with tempfile.TemporaryDirectory() as tmp:
         try:
             result = replay_footage(video, expected.game, pieces=pieces, out=Path(tmp),

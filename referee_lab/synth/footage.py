@@ -7,9 +7,12 @@ takes it back and plays the real one), `forgotten` (a player moves without promo
 turns the piece to its new state), `linger` (a hand stays over the board for several
 seconds before a ply), `knocked` (a die is knocked over onto a side, then set right),
 `takeback` (a player makes another legal move, lets it be accepted, takes it back and plays
-the real one). `forgotten` and `takeback` need pieces that move (not Renaissance); `forgotten`
-needs a ply that changes the piece's state (not Zensū), `knocked` needs dice, `takeback` a
-game without dice rolls. Renaissance stages `illegal`, `linger` and `knocked` with its tiles
+the real one), `halftaken` (Zensū: a capturing ply made with one piece it passed over left
+standing a while, then taken off). `forgotten` and `takeback` need pieces that move (not
+Renaissance); `forgotten` needs a ply that changes the piece's state (not Zensū), `knocked`
+dice or Zensū's pieces (a Zensū piece is knocked onto a neighbouring square, then put back),
+`takeback` a game without dice rolls, `halftaken` a ply that captures a piece it passes
+over. Renaissance stages `illegal`, `linger` and `knocked` with its tiles
 and markers, and has two faults of its own, `shifted` (a tile laid a square off, then slid
 into place) and `wrongtaken` (a polyomino lifted that the ply does not take, then put back):
 see `flat_faults`.
@@ -54,12 +57,13 @@ from referee_lab.synth.video import VIDEO_SUFFIXES, Encoding, open_video
 
 log = logging.getLogger(__name__)
 FAULTS = ("drop", "bump", "light", "illegal", "forgotten", "linger", "knocked", "takeback",
-          "shifted", "wrongtaken")
-MOVING_FAULTS = {"illegal", "forgotten", "linger", "knocked", "takeback"}
+          "shifted", "wrongtaken", "halftaken")
+MOVING_FAULTS = {"illegal", "forgotten", "linger", "knocked", "takeback", "halftaken"}
 TILE_FAULTS = set(FLAT_FAULTS) - MOVING_FAULTS  # Renaissance's own
 
 
 END_HOLD_S = 5.0  # seconds of the final position at the end of footage
+HALF_TAKEN_HOLD_S = 3.0  # seconds a capture is left half removed (`halftaken`)
 # The hand's trips for a match (`plan_acts`'s signature): spec, match, pieces, faults, rng.
 Planner = Callable[[GameSpec, Match[Any, Any], str, tuple[str, ...], np.random.Generator],
                    list[Act]]
@@ -161,6 +165,7 @@ def _piece_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tup
     linger_at = int(rng.integers(0, n)) if "linger" in faults and n else -1
     knocked_at = int(rng.integers(0, n)) if "knocked" in faults and n else -1
     takeback_at = int(rng.integers(0, n)) if "takeback" in faults and n else -1
+    halftaken_at = _half_taken_at(plies, names, rng) if "halftaken" in faults else -1
     acts: list[Act] = []
     for index, text, mover, move, before, after in plies:
         if move.from_square < 0:  # a pass: nothing on the board changes
@@ -187,6 +192,15 @@ def _piece_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tup
                             "roll pending"))
             acts.append(Act(text, "roll", mover, (Step("turn", b, "", new),), index,
                             f"after ply {index + 1}"))
+        elif index == halftaken_at:  # one piece passed over left standing, taken off after
+            passed = [s.a for s in steps if s.a != b]
+            standing = passed[int(rng.integers(len(passed)))]
+            acts.append(Act(text, "move", mover, (*(s for s in steps if s.a != standing),
+                                                  Step("move", a, b, new)), index,
+                            f"capture half removed: {standing} standing",
+                            hold=HALF_TAKEN_HOLD_S))
+            acts.append(Act(text, "capture", mover, (Step("take", standing),), index,
+                            f"after ply {index + 1}"))
         elif index == forgotten_at:
             acts.append(Act(text, "forgotten", mover, (*steps, Step("move", a, b, old)), index,
                             "promotion forgotten"))
@@ -196,8 +210,66 @@ def _piece_acts(spec: GameSpec, match: Match[Any, Any], pieces: str, faults: tup
             acts.append(Act(text, "move", mover, (*steps, Step("move", a, b, new)), index,
                             f"after ply {index + 1}"))
         if index == knocked_at:
-            acts += _knocked(after, match, index, names, rng)
+            knock = _knocked_aside if spec.family == "zensu" else _knocked
+            acts += knock(after, match, index, names, rng)
     return acts
+
+
+def _half_taken_at(plies: list[tuple[int, str, int, Any, Contents, Contents]], names: list[str],
+                   rng: np.random.Generator) -> int:
+    """The ply of the `halftaken` fault: one drawn among those that capture a piece they pass
+    over (not only the one landed on); -1, with a warning, if none does."""
+    options = [index for index, _text, _mover, move, before, after in plies
+               if move.from_square >= 0 and any(
+                   before[sq].is_piece and after[sq] != before[sq] for sq in names
+                   if sq not in (names[move.from_square], names[move.to_square]))]
+    if not options:
+        log.warning("fault 'halftaken' left out: no ply captures a piece it passes over")
+        return -1
+    return options[int(rng.integers(len(options)))]
+
+
+def _knocked_aside(contents: Contents, match: Match[Any, Any], index: int, names: list[str],
+                   rng: np.random.Generator) -> list[Act]:
+    """After ply `index`, the next player's hand knocks a piece of the player who just moved
+    (one the next ply leaves alone) onto a neighbouring empty square, then puts it back; the
+    board knocked must not be one a ply or a take-back could leave."""
+    game: Any = match.game
+    previous, position = match.positions[index], match.positions[index + 1]
+    spared: set[str] = set()
+    if index + 1 < len(match.moves):
+        nxt = match.moves[index + 1]
+        spared = {names[nxt.from_square], names[nxt.to_square]}
+    readable = {tuple(previous.board), tuple(position.board)}
+    readable |= {tuple(game.play(p, m).board) for p in (previous, position)
+                 for m in game.legal_moves(p)}
+    files = sorted({name[0] for name in names})
+    mover = int(previous.turn)
+    options = []
+    for sq, name in enumerate(names):
+        if contents[name].owner != mover or name in spared:
+            continue
+        f, r = files.index(name[0]), int(name[1:])
+        for df, dr in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            if not (0 <= f + df < len(files)):
+                continue
+            to = f"{files[f + df]}{r + dr}"
+            if to not in contents or contents[to].kind != "empty" or to in spared:
+                continue
+            board = list(position.board)
+            board[names.index(to)], board[sq] = board[sq], 0
+            if tuple(board) not in readable:
+                options.append((name, to))
+    if not options:
+        log.warning("fault 'knocked' left out after ply %d: no piece can be knocked aside",
+                    index + 1)
+        return []
+    a, b = options[int(rng.integers(len(options)))]
+    knocker = 1 - mover
+    return [Act(f"knock {a}-{b}", "knock", knocker, (Step("move", a, b, contents[a]),), index,
+                f"piece on {a} knocked onto {b}"),
+            Act(f"put back {b}-{a}", "right", knocker, (Step("move", b, a, contents[a]),), index,
+                f"after ply {index + 1}")]
 
 
 def _knocked(contents: Contents, match: Match[Any, Any], index: int, names: list[str],
@@ -434,7 +506,7 @@ def _check_faults(faults: tuple[str, ...], spec: GameSpec, match: Match[Any, Any
     if tiles:
         raise RenderError(f"fault {sorted(tiles)[0]!r} needs Renaissance's tiles; "
                           f"{spec.name} has none")
-    if "knocked" in faults and pieces != "dice":
+    if "knocked" in faults and pieces != "dice" and spec.family != "zensu":
         raise RenderError(f"fault 'knocked' needs dice; this {spec.name} is played with {pieces}")
     if "takeback" in faults and getattr(match.game, "chance", False):
         raise RenderError(f"fault 'takeback' needs a game without dice rolls, not {spec.name}")

@@ -190,3 +190,25 @@ def test_a_capture_takes_the_piece_off_the_board(tmp_path: Path) -> None:
     assert after["b1"].kind == "empty"
     pieces = [sum(c.is_piece for c in s.values()) for s in (before, after)]
     assert pieces == [6, 5]
+
+
+def test_zensu_captures_half_removed_and_pieces_knocked_aside(tmp_path: Path) -> None:
+    match = _record("Game: Zensū\n\n1. 1 d2 - d3\n1. 2 e9 - e7\n2. 1 e2 - e3\n2. 2 e7 - e5\n"
+                    "3. 1 e3 - e4\n3. 2 e5 x e3\n")
+    truth = render_footage("zensu", tmp_path / "z.avi", 3, match=match, options=TINY,
+                           footage=FootageOptions(fps=6, faults=("halftaken", "knocked")))
+    kinds = [p.kind for p in truth.plies]
+    assert kinds.count("move") == 6 and {"capture", "knock", "right"} <= set(kinds)
+    shown = {s.note: s.contents() for s in truth.steady}
+    # The capture of e4 (passed over) made with e4 left standing, then taken off.
+    half = shown["capture half removed: e4 standing"]
+    assert (half["e3"].owner, half["e4"].owner) == (1, 0)
+    assert shown["after ply 6"]["e4"].kind == "empty"
+    # A piece of the player who just moved knocked onto an empty neighbour, then put back.
+    note = next(s.note for s in truth.steady if "knocked onto" in s.note)
+    a, b = note.split()[2], note.split()[-1]
+    knocked = shown[note]
+    ply = truth.plies[kinds.index("knock")].index
+    before = shown[f"after ply {ply + 1}"]
+    assert knocked[a].kind == "empty" and knocked[b] == before[a]
+    assert before[b].kind == "empty" and before[a].owner == ply % 2

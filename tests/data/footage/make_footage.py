@@ -79,6 +79,25 @@ RECIPES = (
     Recipe("renaissance-knocked-wrongtaken", "renaissance", 820001, 19, pieces="tiles",
            record="renaissance-sample.txt", faults=("knocked", "wrongtaken"),
            events=("ILLEGAL", "RESTORED")),
+    # Zensū's faults of the hand: the capture of a piece passed over (ply 6) made with it left
+    # standing 3 s, then taken off; a piece of the player who just moved knocked onto a
+    # neighbouring square and put back (after ply 2)
+    Recipe("zensu-halftaken", "zensu", 801239, 6, pieces="zensu", faults=("halftaken",),
+           events=("INCOMPLETE",)),
+    Recipe("zensu-knocked", "zensu", 800105, 5, pieces="zensu", faults=("knocked",),
+           events=("ILLEGAL", "RESTORED")),
+    # Zensū's faults of the camera and the table, a random game each: a lamp switched, the
+    # board knocked aside, frames missing from the file
+    Recipe("zensu-light", "zensu", 800106, 5, pieces="zensu", faults=("light",)),
+    Recipe("zensu-bump", "zensu", 800103, 5, pieces="zensu", faults=("bump",)),
+    Recipe("zensu-drop", "zensu", 800104, 5, pieces="zensu", faults=("drop",)),
+    # The same three in Renaissance's preparation, from the sample game (its seed)
+    Recipe("renaissance-light", "renaissance", 820001, 5, pieces="tiles",
+           record="renaissance-sample.txt", faults=("light",)),
+    Recipe("renaissance-bump", "renaissance", 820001, 5, pieces="tiles",
+           record="renaissance-sample.txt", faults=("bump",)),
+    Recipe("renaissance-drop", "renaissance", 820001, 5, pieces="tiles",
+           record="renaissance-sample.txt", faults=("drop",)),
     # Boards with ArUco markers (`referee board`; RenderOptions.aruco): a few plies of each kind
     # of game, hands over the markers, and a bump (tests/test_aruco_footage.py)
     Recipe("rinne-aruco", "rinne", 830001, 3, aruco=True),
