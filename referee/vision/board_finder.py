@@ -22,6 +22,9 @@ module.
 4. The board must be in full view (`in_full_view`): a grid running out of the frame, or one
    slid off a board cut off by the frame's edge onto its margin, is refused, naming the side
    (`grid_search.runs_out_of_view`, which names it for the other refusals too).
+5. Its lines must be straight (`with_straight_lines`): a grid whose lines a barrel lens
+   straightens (`lens_bend`: a wide-angle lens and no camera file) is refused; a grid of
+   straight lines slides a row on such a board.
 
 Tracking from frame to frame is `board_tracker`."""
 
@@ -53,9 +56,11 @@ from referee.vision.grid_search import (
     search_small_board,
 )
 from referee.vision.lattice import out_sides
+from referee.vision.lens_bend import measure_bend
 from referee.vision.line_profiles import (
     small_board,
 )
+from referee.vision.lines import to_grey
 from referee.vision.pose import (
     BoardPose,
     FloatArray,
@@ -83,7 +88,20 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
         if sides:
             raise _out_of_view(sides) from refused
         raise
-    return in_full_view(frame_bgr, pose, s)
+    return with_straight_lines(frame_bgr, in_full_view(frame_bgr, pose, s), s)
+
+
+def with_straight_lines(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:
+    """The pose, unless the board's lines bend as a barrel lens bends them (`lens_bend`):
+    NoBoardError naming the cause and the cure."""
+    if s.lens_bend_ratio <= 0:
+        return pose
+    bend = measure_bend(to_grey(frame_bgr), pose)
+    if bend is not None and bend.k < 0 and bend.bow >= s.lens_bend_bow and (
+            bend.rms_seen >= s.lens_bend_ratio * bend.rms_fitted):
+        raise NoBoardError("no board: the board's lines bend (a wide-angle lens?): calibrate the "
+                           "camera with `referee calibrate camera`")
+    return pose
 
 
 def in_full_view(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:

@@ -43,6 +43,8 @@ class LocaliseSettings:
     cut_off_band: float = 0.04
     cut_off_crossed: float = 0.8
     cut_off_run: int = 3
+    lens_bend_ratio: float = 1.15
+    lens_bend_bow: float = 0.035
     chamfer_candidates: int = 4
     chamfer_radii_px: tuple[float, ...] = (8.0, 5.0, 3.0, 2.0)
     refine_bands: tuple[float, ...] = (0.15, 0.08, 0.06)
