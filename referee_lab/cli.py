@@ -91,7 +91,7 @@ def _eval(args: argparse.Namespace) -> int:
     # renders are also read as the referee reads them: a second look, tiles as whole pieces
     print(evaluate_pieces(args.pieces, data=args.data, model=args.model, turns=args.turns,
                           frames=args.frames, look=PipelineSettings().second_look,
-                          pieces_reader=read_whole_pieces))
+                          pieces_reader=read_whole_pieces, cuts=args.cut or ()))
     return 0
 
 
@@ -159,6 +159,10 @@ def _add_model_verbs(verb: VerbAdder) -> None:
     evaluate.add_argument("--model", help="a model path instead of referee/data/models/<pieces>.onnx")
     evaluate.add_argument("--turns", type=int, choices=(1, 2, 4), default=1,
                           help="test-time augmentation: 1, 2 or 4 turns")
+    evaluate.add_argument("--cut", action="append", type=float, metavar="X",
+                          help="dice: also cut each die's square X times its labelled box (1.8: "
+                          "a die 0.56 of its square wide; the model's own cut is 1.4), one table "
+                          "a cut; repeatable")
     quantize = verb("quantize", _quantize, "replace a trained float classifier by its int8 "
                     "version, calibrated on rendered squares (about 2x faster on one core)")
     quantize.add_argument("--pieces", required=True,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -62,12 +62,18 @@ class Sample:
     quad: Quad
     label: int
     group: str = ""
+    # For cutting it at other sizes: the die's width as a share of the quad's side (0: no
+    # die, or unknown), and how many times the quad may grow and still show only its own die.
+    width: float = 0.0
+    room: float = 1.0
 
 
 def crop_samples(
-    pairs: Iterable[tuple[ImageBGR, int]], *, margin: float, group: str = ""
+    pairs: Iterable[tuple[ImageBGR, int]], *, margin: float, group: str = "",
+    die_width: float = 0.0,
 ) -> Iterator[Sample]:
-    """Samples from already-cut crops (a square with `margin` around it, any size)."""
+    """Samples from already-cut crops (a square with `margin` around it, any size); a die
+    in them `die_width` of the square wide (0: unknown). The square may grow into its margin."""
     for image, label in pairs:
         height, width = image.shape[:2]
         inset_x, inset_y = (width * margin / (1 + 2 * margin), height * margin / (1 + 2 * margin))
@@ -79,7 +85,8 @@ def crop_samples(
                 [inset_x, height - inset_y],
             ]
         )
-        yield Sample(image, quad, label, group)
+        width = die_width if label != EMPTY else 0.0
+        yield Sample(image, quad, label, group, width=width, room=1.0 + 2.0 * margin)
 
 
 def crop_folder_margin(folder: str | Path, default: float) -> float:
@@ -94,10 +101,12 @@ def crop_folder_margin(folder: str | Path, default: float) -> float:
 
 
 def folder_samples(
-    folder: str | Path, *, labels: tuple[str, ...] = DICE_LABELS, margin: float
+    folder: str | Path, *, labels: tuple[str, ...] = DICE_LABELS, margin: float,
+    die_width: float = 0.0,
 ) -> list[Sample]:
     """Crops in `folder` listed in its `labels.csv` (columns `file,label`; `label` one of
-    `labels`), each a square with `margin` around it: how rendered squares plug in."""
+    `labels`), each a square with `margin` around it: how rendered squares plug in. Dice
+    `die_width` of their square wide, as far as known (0: not)."""
     folder = Path(folder)
     table = folder / "labels.csv"
     if not table.is_file():
@@ -109,7 +118,7 @@ def folder_samples(
             if row["label"] not in index:
                 raise ImageError(f"{table}: unknown label {row['label']!r}")
             pairs.append((read_image(folder / row["file"]), index[row["label"]]))
-    return list(crop_samples(pairs, margin=margin, group=folder.name))
+    return list(crop_samples(pairs, margin=margin, group=folder.name, die_width=die_width))
 
 
 @dataclass(frozen=True)
@@ -159,21 +168,46 @@ class RealDice:
             self._photos[file] = read_image(self.root / "images" / file)
         return self._photos[file]
 
-    def die_samples(self, files: Iterable[str] | None = None) -> list[Sample]:
-        """One sample a die: its box widened to the board square it would stand in."""
+    def die_samples(
+        self, files: Iterable[str] | None = None, *, cut: float = DIE_TO_SQUARE
+    ) -> list[Sample]:
+        """One sample a die: its box widened `cut` times to the board square it would stand
+        in (a die `1 / cut` of its square wide)."""
         keep = set(self.files if files is None else files)
         return [
-            Sample(self.photo(d.file), box_square(d.box, scale=DIE_TO_SQUARE), d.face, d.file)
+            Sample(self.photo(d.file), box_square(d.box, scale=cut), d.face, d.file, width=1 / cut)
             for d in self.dice
             if d.file in keep
         ]
 
+    def room(self, samples: Sequence[Sample], *, limit: float = 4.0,
+             intrude: float = 0.1) -> NDArray[np.float64]:
+        """For each die sample (of `die_samples`), how many times its square may grow, up to
+        `limit`, before another die's box lies more than `intrude` inside it: how far a crop
+        can zoom out and still show its die as the one in the middle (neighbours may reach
+        into the margin, as on a board, or a little further, as on the tray)."""
+        grows = np.geomspace(1.0, limit, 24)
+        out = np.ones(len(samples), np.float64)
+        for i, sample in enumerate(samples):
+            boxes = np.array([d.box for d in self.dice if d.file == sample.group], np.float64)
+            cx, cy = (float(v) for v in sample.quad.mean(axis=0))
+            side = float(np.linalg.norm(sample.quad[1] - sample.quad[0]))
+            centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+            own = np.argmin(np.hypot(centres[:, 0] - cx, centres[:, 1] - cy))
+            others = np.delete(boxes, own, axis=0)
+            for grow in grows:
+                if _inside_fraction(others, cx, cy, side * grow).max(initial=0.0) > intrude:
+                    break
+                out[i] = grow
+        return out
+
     def empty_samples(
-        self, rng: np.random.Generator, per_photo: int, files: Iterable[str] | None = None
+        self, rng: np.random.Generator, per_photo: int, files: Iterable[str] | None = None,
+        *, cut: float = DIE_TO_SQUARE,
     ) -> list[Sample]:
-        """Squares of bare tray: die-sized squares placed at random where no die's box lies
-        more than 10% inside the square (a neighbour may reach into the margin, as on a
-        board)."""
+        """Squares of bare tray: squares `cut` times a die's side placed at random where no
+        die's box lies more than 10% inside the square (a neighbour may reach into the
+        margin, as on a board)."""
         samples = []
         for file in sorted(set(self.files if files is None else files)):
             boxes = np.array([d.box for d in self.dice if d.file == file], np.float64)
@@ -185,7 +219,7 @@ class RealDice:
             found, tries = 0, 0
             while found < per_photo and tries < per_photo * 50:
                 tries += 1
-                square = side * DIE_TO_SQUARE * float(rng.uniform(0.85, 1.2))
+                square = side * cut * float(rng.uniform(0.85, 1.2))
                 cx = float(rng.uniform(square / 2, width - square / 2))
                 cy = float(rng.uniform(square / 2, height - square / 2))
                 if _inside_fraction(boxes, cx, cy, square).max(initial=0.0) > 0.1:

@@ -4,6 +4,11 @@ here feeds training or model selection).
 Face accuracy counts the 308 labelled dice: a die read as any other face, or as empty, is
 wrong. Bare-tray squares of the same photos (placed with a fixed seed) measure the other
 way round: an empty square read as a die.
+
+`cut` is how many times its labelled box a die's square is: the model's own cut
+(`DIE_TO_SQUARE`, 1.4: a die 0.71 of its square wide) or any other, so one model is measured
+on small dice in big squares (1.8: 0.56 of the square) as well as on large ones. The tray
+squares are cut alike (`cut` times a die's side).
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from referee.vision.classifier import Classifier
+from referee.vision.crops import DIE_TO_SQUARE
 from referee_lab.datasets import DICE_LABELS, EMPTY, RealDice, fixed_crops
 
 EVAL_SEED = 20191209  # fixed: the same empty squares every time
 EMPTIES_PER_PHOTO = 4
+EVAL_CUTS = (1.5, 1.8)  # measured into the card beside the model's own cut
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,12 @@ class DiceReport:
     empties: int
     empties_correct: int
     confusion: tuple[tuple[int, ...], ...]
+    cut: float = DIE_TO_SQUARE
+
+    @property
+    def faces_read_empty(self) -> int:
+        """Dice read as an empty square: the worst error (a die the referee does not see)."""
+        return sum(row[EMPTY] for row in self.confusion[1:])
 
     @property
     def face_accuracy(self) -> float:
@@ -53,6 +66,7 @@ class DiceReport:
     def as_dict(self) -> dict[str, object]:
         return {
             "data": self.data,
+            "cut": self.cut,
             "turns": self.turns,
             "dice": self.dice,
             "face_accuracy": round(self.face_accuracy, 4),
@@ -63,12 +77,15 @@ class DiceReport:
 
 
 def evaluate_dice(
-    classifier: Classifier, root: str | Path | None = None, *, turns: int = 1
+    classifier: Classifier, root: str | Path | None = None, *, turns: int = 1,
+    cut: float = DIE_TO_SQUARE,
 ) -> DiceReport:
+    if not 1.0 <= cut <= 4.0:
+        raise ValueError(f"cut {cut}: a die's square is 1 to 4 times its box")
     test = RealDice.load("test", root)
     spec = classifier.card.crop
-    dice = test.die_samples()
-    empties = test.empty_samples(np.random.default_rng(EVAL_SEED), EMPTIES_PER_PHOTO)
+    dice = test.die_samples(cut=cut)
+    empties = test.empty_samples(np.random.default_rng(EVAL_SEED), EMPTIES_PER_PHOTO, cut=cut)
     samples = dice + empties
     probs = classifier.predict(fixed_crops(samples, spec), turns=turns)
     predicted = probs.argmax(axis=1)
@@ -86,6 +103,7 @@ def evaluate_dice(
         empties=int(confusion[EMPTY].sum()),
         empties_correct=int(confusion[EMPTY, EMPTY]),
         confusion=tuple(tuple(int(v) for v in row) for row in confusion),
+        cut=cut,
     )
 
 
@@ -97,8 +115,11 @@ def format_report(report: DiceReport) -> str:
         f"Model `{report.model}`, data `{report.data}` (test split), "
         f"test-time turns: {report.turns}",
         "",
+        f"Cut {report.cut:g}x the die's box (a die {1 / report.cut:.2f} of its square wide)"
+        + (" (the model's own cut)" if report.cut == DIE_TO_SQUARE else ""),
+        "",
         f"- Face accuracy: **{report.face_accuracy:.2%}** "
-        f"({report.dice_correct}/{report.dice} dice)",
+        f"({report.dice_correct}/{report.dice} dice; {report.faces_read_empty} read as empty)",
         f"- Empty tray squares read as empty: {report.empty_accuracy:.2%} "
         f"({report.empties_correct}/{report.empties})",
         "",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from referee.app.classify import check_pieces, check_turns
 from referee.errors import ModelError
 from referee.vision.classifier import Classifier, ModelCard, default_models_dir, resolve_model
+from referee.vision.crops import DIE_TO_SQUARE
 from referee_lab.datasets import crop_folder_margin, folder_samples
 
 if TYPE_CHECKING:
@@ -32,21 +33,29 @@ def render_crops_dir() -> Path:
 def evaluate_pieces(
     pieces: str, *, data: str | None = None, model: str | None = None, turns: int = 1,
     frames: int = 100, look: SecondLook | None = None, pieces_reader: PiecesReader | None = None,
+    cuts: Sequence[float] = (),
 ) -> str:
-    """Dice: the real test split. Other sets: `frames` held-out renders (`model` then
-    names the set's main model; tiles' seam model is always `tiles-seam` beside it), with
-    `look` also as the referee reads them, and tiles with `pieces_reader` as whole pieces."""
+    """Dice: the real test split, at the model's own cut and each of `cuts` (times a die's
+    box). Other sets: `frames` held-out renders (`model` then names the set's main model;
+    tiles' seam model is always `tiles-seam` beside it), with `look` also as the referee
+    reads them, and tiles with `pieces_reader` as whole pieces."""
     from referee_lab.evaluate import evaluate_dice, format_report
 
     if check_pieces(pieces) != "dice":
+        if cuts:
+            raise ModelError("--cut is for dice (the real photos' labelled boxes)")
         from referee_lab.render_eval import evaluate_renders, format_render_report
 
         check_turns(pieces, turns)
         return format_render_report(evaluate_renders(
             pieces, render_classifiers(pieces, model), frames=frames, look=look,
             pieces_reader=pieces_reader if pieces == "tiles" else None))
+    if any(not 1.0 <= cut <= 4.0 for cut in cuts):
+        raise ModelError("--cut: a die's square is 1 to 4 times its box")
     classifier = Classifier.load(model or pieces)
-    return format_report(evaluate_dice(classifier, data, turns=turns))
+    own = (DIE_TO_SQUARE, *(c for c in dict.fromkeys(cuts) if c != DIE_TO_SQUARE))
+    return "\n\n".join(format_report(evaluate_dice(classifier, data, turns=turns, cut=cut))
+                       for cut in own)
 
 
 def render_classifiers(pieces: str, model: str | None = None) -> dict[str, Classifier]:
@@ -121,7 +130,8 @@ def train_pieces(
 
     def load(folders: Sequence[str]) -> list[Any]:
         return [s for folder in folders
-                for s in folder_samples(folder, margin=crop_folder_margin(folder, config.margin))]
+                for s in folder_samples(folder, margin=crop_folder_margin(folder, config.margin),
+                                        die_width=config.render_width)]
 
     parts = ["referee-lab train --pieces dice"]
     parts += [f"--out {out}"] if out else []
@@ -245,15 +255,16 @@ def record_held_out(pieces: str, out_dir: Path, frames: int,
 def record_real_test(onnx_path: Path, data: str | None = None) -> DiceReport:
     """Measure a freshly trained model on the real test split and write the figures into
     its card's `metrics.real_test` (the card only: the .onnx and its sha256 stay)."""
-    from referee_lab.evaluate import evaluate_dice
+    from referee_lab.evaluate import EVAL_CUTS, evaluate_dice
     from referee_lab.training import write_card
 
     classifier = Classifier.load(onnx_path)
     report = evaluate_dice(classifier, data)
     metrics = dict(classifier.card.metrics)
-    metrics["real_test"] = report.as_dict() | {
-        "note": "real-dice-byler test split, measured after training, never used to choose"
-    }
+    note = "real-dice-byler test split, measured after training, never used to choose"
+    metrics["real_test"] = report.as_dict() | {"note": note}
+    metrics["real_test_cuts"] = [evaluate_dice(classifier, data, cut=cut).as_dict()
+                                 for cut in EVAL_CUTS]
     card = dataclasses.replace(classifier.card, metrics=metrics)
     write_card(card, onnx_path.with_suffix(".json"))
     return report
@@ -290,7 +301,8 @@ def quantize_pieces(pieces: str, *, model: str | None = None, frames: int = 30,
 
 def with_settings(config: Any, settings: Sequence[str]) -> Any:
     """`config` (a recipe dataclass) with `KEY=VALUE` settings, each value parsed as the
-    type of the field's current value (a number, or none for None)."""
+    type of the field's current value (a number, numbers joined by commas for a tuple, or
+    none for None)."""
     changes: dict[str, Any] = {}
     fields = {f.name for f in dataclasses.fields(config)}
     for setting in settings:
@@ -303,6 +315,8 @@ def with_settings(config: Any, settings: Sequence[str]) -> Any:
         try:
             if text.lower() == "none":
                 value: Any = None
+            elif isinstance(current, tuple):  # numbers joined by commas, "" for none
+                value = tuple(float(v) for v in text.split(",") if v.strip())
             elif isinstance(current, bool):
                 value = text.lower() in ("1", "true", "yes")
             elif isinstance(current, int):

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from referee.errors import ModelError
 from referee.vision.classifier import ModelCard, sha256_of
-from referee.vision.crops import CropSpec
+from referee.vision.crops import DIE_TO_SQUARE, CropSpec
 from referee_lab.augment import Augment, augmented_crop, synthetic_square
 from referee_lab.batch_workers import DrawsAtRandom, batch_stream
 from referee_lab.datasets import (
@@ -73,7 +73,22 @@ class TrainConfig:
     eval_every: int = 500
     threads: int = 1
     augment: Augment = field(default_factory=Augment)
-    mild_from: float = 0.75  # share of the steps after which `Augment.mild()` takes over
+    mild_from: float = 0.75  # share of the steps after which `augment.milder()` takes over
+    # Dice of every size (`Augment.any_size()`): a candidate recipe, not the shipped model's
+    # (`benchmarks/real_dice.md`). The tray's empty squares are cut at each of `tray_cuts`
+    # times a die's side (none grows later: it could take in a die; none given: the run time's
+    # cut), validation also at `val_cuts` (times the box), and a rendered die stands for
+    # `render_width` of its square. A rendered
+    # square grows at most `render_room` times: wider, its neighbours' grid lines cross the
+    # crop, which no board of small dice shows (the small dice come from the photos).
+    every_size: bool = False
+    tray_cuts: tuple[float, ...] = ()
+    val_cuts: tuple[float, ...] = ()
+    render_width: float = 0.52
+    render_room: float = 1.35
+    # How far another die may reach into a grown real die's square (of its box): the tray
+    # packs dice closer than a board, and a neighbour in the crop is what the photos show.
+    real_intrude: float = 0.1
     # Fine-tuning: start from this model's weights (an ONNX file written by this module)
     # instead of from scratch; the card records its sha256.
     init: str | None = None
@@ -101,6 +116,11 @@ class TrainConfig:
     @property
     def spec(self) -> CropSpec:
         return CropSpec(self.size, self.margin)
+
+    @property
+    def augmentation(self) -> Augment:
+        """The crops' augmentation: `augment`, or dice of every size (`every_size`)."""
+        return Augment.any_size() if self.every_size else self.augment
 
 
 @dataclass(frozen=True)
@@ -244,12 +264,14 @@ def train_dice(
     real = RealDice.load("train", data_dir)
     fit_files, val_files = split_groups(real.files, fraction=config.val_fraction, seed=config.seed)
     dice = real.die_samples(fit_files)
+    room = real.room(dice, intrude=config.real_intrude)
+    dice = [replace(s, room=r) for s, r in zip(dice, room, strict=True)]
+    extra = [replace(s, room=min(s.room, config.render_room)) for s in extra]
+    hard = [replace(s, room=min(s.room, config.render_room)) for s in hard]
     extra_dice = [s for s in extra if s.label != EMPTY]
-    empties = real.empty_samples(rng, config.tray_empties_per_photo, fit_files)
+    empties = tray_empties(real, rng, config, fit_files)
     extra_empties = [s for s in extra if s.label == EMPTY]
-    val = real.die_samples(val_files) + real.empty_samples(
-        np.random.default_rng(config.seed + 1), 4, val_files
-    )
+    val = real_validation(real, config, val_files)
     val_groups = np.zeros(len(val), np.int64)
     if config.val_render_frames:
         from referee_lab.renders import dice_squares
@@ -268,12 +290,12 @@ def train_dice(
 
     net = build_net(config.arch, len(DICE_LABELS))
     batches = BatchMaker(dice, empties, config, rng, extra_dice, extra_empties, list(hard))
-    mild_augment = Augment.mild()
+    mild_augment = config.augmentation.milder()
     if config.init:
         # Batch-norm statistics from crops drawn apart from the training stream.
         calibration = BatchMaker(dice, empties, replace(config, batch=512),
                                  np.random.default_rng(config.seed + 2), extra_dice,
-                                 extra_empties, list(hard)).batch(config.augment)[0]
+                                 extra_empties, list(hard)).batch(config.augmentation)[0]
         load_onnx_weights(net, config.init, torch.from_numpy(normalise(calibration)))
         batches.hard_real = hard_for(config.init, dice, config.margin, config.hard_below,
                                      threads=config.threads)
@@ -282,7 +304,7 @@ def train_dice(
     def next_batch(step: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
         mild = step > config.mild_from * config.steps
         p_extra = config.p_extra_mild if mild else None
-        return batches.batch(mild_augment if mild else config.augment, p_extra)
+        return batches.batch(mild_augment if mild else config.augmentation, p_extra)
 
     schedule = Schedule(config.steps, config.lr, config.weight_decay, config.label_smoothing,
                         config.eval_every, config.device, config.workers, config.seed)
@@ -323,6 +345,23 @@ def train_dice(
     card.recipe["train_seconds"] = round(seconds)
     write_card(card, out / f"{name}.json")
     return TrainResult(card, onnx_path, best_accuracy, seconds)
+
+
+def tray_empties(real: RealDice, rng: np.random.Generator, config: TrainConfig,
+                 files: list[str]) -> list[Sample]:
+    """Bare tray squares of `files`, an equal share cut at each of `config.tray_cuts`."""
+    cuts = config.tray_cuts or (DIE_TO_SQUARE,)
+    per_cut = max(1, round(config.tray_empties_per_photo / len(cuts)))
+    return [s for cut in cuts for s in real.empty_samples(rng, per_cut, files, cut=cut)]
+
+
+def real_validation(real: RealDice, config: TrainConfig, files: list[str]) -> list[Sample]:
+    """The held-out photos' dice and tray squares at the run time's cut and `val_cuts`."""
+    val: list[Sample] = []
+    for cut in (DIE_TO_SQUARE, *config.val_cuts):
+        val += real.die_samples(files, cut=cut)
+        val += real.empty_samples(np.random.default_rng(config.seed + 1), 4, files, cut=cut)
+    return val
 
 
 @dataclass(frozen=True)
@@ -425,8 +464,8 @@ def _recipe(
     import torch
 
     recipe = asdict(config)
-    recipe["augment"] = config.augment.as_dict()
-    recipe["augment_mild"] = Augment.mild().as_dict()
+    recipe["augment"] = config.augmentation.as_dict()
+    recipe["augment_mild"] = config.augmentation.milder().as_dict()
     recipe.update(
         {
             "command": "referee-lab train --pieces dice",
@@ -560,3 +599,4 @@ def write_card(card: ModelCard, path: Path) -> None:
     import json
 
     path.write_text(json.dumps(card.to_json(), indent=2) + "\n", encoding="utf-8")
+

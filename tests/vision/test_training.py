@@ -13,6 +13,7 @@ import pytest
 
 from referee.errors import ModelError
 from referee_lab import FLOAT_MODELS
+from referee_lab.augment import Augment
 from referee_lab.batch_workers import Batch, batch_stream
 from referee_lab.renders import write_crop_folder
 from referee_lab.training import Schedule, build_net, fit, normalise
@@ -112,3 +113,64 @@ def test_the_committed_models_float_weights_are_kept_to_fine_tune_from(name: str
     with torch.no_grad():
         ours = torch.softmax(net.eval()(torch.from_numpy(normalise(crops))), dim=1).numpy()
     assert np.allclose(ours, Classifier.load(path).predict(crops), atol=1e-4)
+
+
+def _grey_die(size: int = 64) -> np.ndarray:
+    image = np.full((size, size, 3), 120, np.uint8)
+    image[16:48, 16:48] = 235
+    image[30:34, 30:34] = 20
+    return image
+
+
+def test_the_camera_faults_change_a_crop_and_off_draw_nothing() -> None:
+    """Each Pi-camera change of the dice recipe does what it says; switched off (the
+    render-trained recipes) it draws nothing, so their batches are those they always were."""
+    from referee.vision.crops import CropSpec
+    from referee_lab.augment import Augment, photometric
+
+    spec, crop = CropSpec(64, 0.12), _grey_die()
+    plain = Augment(p_grid=0, p_hue=0, p_gray=0, p_light=0, p_blur=0, p_lowres=0, p_noise=0,
+                    p_jpeg=0)
+    a, b = np.random.default_rng(3), np.random.default_rng(3)
+    photometric(crop, spec, a, plain)
+    photometric(crop, spec, b, dataclasses.replace(plain, die_widths=(0.3, 0.95)))
+    assert a.random() == b.random()  # the same draws
+    changed = {name: photometric(crop, spec, np.random.default_rng(4),
+                                 dataclasses.replace(plain, **{name: 1.0})).astype(float)
+               for name in ("p_motion", "p_specular", "p_invert", "p_cast")}
+    base = photometric(crop, spec, np.random.default_rng(4), plain).astype(float)
+    assert all(np.abs(image - base).mean() > 1.0 for image in changed.values())
+    inverted = changed["p_invert"]
+    assert inverted[32, 32].mean() > inverted[20, 20].mean()  # the dark pip became light
+
+
+def test_the_dice_recipe_trains_on_every_size(real_dice: Path, tmp_path: Path) -> None:
+    """The card records the size range, and validation reads the held-out photos at the run
+    time's cut and at each of `val_cuts` (and the tray's squares at each of `tray_cuts`)."""
+    pytest.importorskip("torch")
+    from referee.vision.classifier import Classifier
+    from referee_lab.datasets import RealDice, split_groups
+    from referee_lab.training import TrainConfig, train_dice
+
+    config = TrainConfig(steps=2, batch=8, eval_every=2, tray_empties_per_photo=5, every_size=True,
+                         tray_cuts=(1.1, 1.4, 1.8, 2.4, 3.0), val_cuts=(1.05, 1.8, 2.8))
+    train_dice(tmp_path, config=config, data_dir=real_dice)
+    card = Classifier.load(tmp_path / "dice.onnx").card
+    assert card.recipe["augment"]["die_widths"] == [0.3, 0.95]
+    assert card.recipe["augment_mild"]["die_widths"] == [0.3, 0.95]
+    real = RealDice.load("train", real_dice)
+    held = split_groups(real.files, fraction=0.1, seed=7)[1]
+    dice = sum(1 for d in real.dice if d.file in held)
+    assert card.metrics["val_squares"] >= (1 + len(config.val_cuts)) * dice
+    assert card.recipe["train_tray_empties"] == 180 * len(config.tray_cuts)
+
+
+def test_a_tuple_setting_takes_numbers_joined_by_commas() -> None:
+    from referee_lab.tasks import with_settings
+    from referee_lab.training import TrainConfig
+
+    config = with_settings(TrainConfig(), ["val_cuts=1.2,2.5", "tray_cuts=", "every_size=1"])
+    assert config.val_cuts == (1.2, 2.5) and config.tray_cuts == () and config.every_size
+    assert TrainConfig().augmentation == Augment()  # the shipped model's recipe by default
+    with pytest.raises(ModelError, match="not a number"):
+        with_settings(TrainConfig(), ["val_cuts=1.2,x"])
