@@ -4,6 +4,7 @@ a coarse grid onto its edges."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -29,9 +30,17 @@ def _auto_high(channel: GreyImage, min_high: float, percentile: float) -> float:
 
 def edge_map(image: NDArray[np.uint8], *, low_ratio: float, clahe_clip: float = 0.0,
              min_high: float = 40.0, percentile: float = 90.0) -> GreyImage:
-    """Canny edges of a grey or BGR image (each colour channel's edges joined, so squares
-    that differ in hue more than in brightness still give edges), thresholds set per
-    channel from its own gradients, after optional CLAHE."""
+    """Canny edges of a grey or BGR image (`channel_edges`), each channel's high threshold
+    set from its own gradients subsampled 4x (`_auto_high`)."""
+    return channel_edges(image, low_ratio=low_ratio, clahe_clip=clahe_clip,
+                         high_of=lambda blurred: _auto_high(blurred, min_high, percentile))
+
+
+def channel_edges(image: NDArray[np.uint8], *, low_ratio: float, clahe_clip: float,
+                  high_of: Callable[[GreyImage], float]) -> GreyImage:
+    """Canny edges of a grey or BGR image, each colour channel's edges joined (squares that
+    differ in hue more than in brightness still give edges): each channel, after optional
+    CLAHE, blurred and given the high threshold `high_of` reads off it."""
     channels = [image] if image.ndim == 2 else [image[..., c] for c in range(image.shape[2])]
     out: GreyImage | None = None
     for channel in channels:
@@ -39,7 +48,7 @@ def edge_map(image: NDArray[np.uint8], *, low_ratio: float, clahe_clip: float = 
             clahe = cv2.createCLAHE(clipLimit=clahe_clip, tileGridSize=(8, 8))
             channel = np.asarray(clahe.apply(channel), dtype=np.uint8)
         blurred = np.asarray(cv2.GaussianBlur(channel, (5, 5), 0), dtype=np.uint8)
-        high = _auto_high(blurred, min_high, percentile)
+        high = high_of(blurred)
         edges = np.asarray(cv2.Canny(blurred, high * low_ratio, high), dtype=np.uint8)
         out = edges if out is None else np.asarray(cv2.bitwise_or(out, edges), dtype=np.uint8)
     assert out is not None

@@ -12,6 +12,7 @@ from referee.errors import NoBoardError
 from referee.vision.gridfit import (
     GreyImage,
     NearestEdges,
+    channel_edges,
 )
 from referee.vision.pose import (
     FloatArray,
@@ -46,18 +47,8 @@ def board_edges(image: NDArray[np.uint8], *, low_ratio: float, percentile: float
     stronger than Canny's: on renders its 90th percentile sat at the 94th-98.5th of Canny's,
     on a real board filling a small frame at the 99.9th-100th, above nearly every edge Canny
     saw ("almost no edges")."""
-    channels = [image] if image.ndim == 2 else [image[..., c] for c in range(image.shape[2])]
-    out: GreyImage | None = None
-    for channel in channels:
-        if clahe_clip > 0:
-            clahe = cv2.createCLAHE(clipLimit=clahe_clip, tileGridSize=(8, 8))
-            channel = np.asarray(clahe.apply(channel), dtype=np.uint8)
-        blurred = np.asarray(cv2.GaussianBlur(channel, (5, 5), 0), dtype=np.uint8)
-        high = max(min_high, _high_threshold(blurred, percentile, cap_percentile))
-        edges = np.asarray(cv2.Canny(blurred, high * low_ratio, high), dtype=np.uint8)
-        out = edges if out is None else np.asarray(cv2.bitwise_or(out, edges), dtype=np.uint8)
-    assert out is not None
-    return out
+    return channel_edges(image, low_ratio=low_ratio, clahe_clip=clahe_clip, high_of=lambda blurred: max(
+        min_high, _high_threshold(blurred, percentile, cap_percentile)))
 
 
 def _high_threshold(blurred: GreyImage, percentile: float, cap_percentile: float) -> float:
