@@ -161,13 +161,16 @@ def test_replay_with_a_board_profile_reads_the_footage(profiled, tmp_path, monke
     import referee.app.pipeline as pipeline
 
     searches: list[int] = []
-    real_find = pipeline.find_board
 
-    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
-        searches.append(1)
-        return real_find(*args, **kwargs)
+    def counting(real):  # type: ignore[no-untyped-def]
+        def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+            searches.append(1)
+            return real(*args, **kwargs)
+        return counted
 
-    monkeypatch.setattr(pipeline, "find_board", counted)
+    # (without a camera file a search also estimates the lens where the lines bend)
+    for name in ("find_board", "find_board_and_lens"):
+        monkeypatch.setattr(pipeline, name, counting(getattr(pipeline, name)))
     searched_before_start: list[int] = []
 
     def on_event(event: Event, match: object) -> None:
@@ -205,6 +208,7 @@ def test_a_profile_pose_is_checked_and_a_moved_board_found_again(profiled, monke
         raise AssertionError("searched although the profile's pose fits")
 
     monkeypatch.setattr(pipeline, "find_board", no_search)
+    monkeypatch.setattr(pipeline, "find_board_and_lens", no_search)
     reader = _reader(profile)
     _, pose, confirmed = reader.look(frame, 0.0)
     assert confirmed and pose is not None

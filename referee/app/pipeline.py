@@ -34,7 +34,7 @@ from referee.tracking.renaissance import RenaissanceDecoder
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
 from referee.tracking.zensu import ZensuDecoder
 from referee.vision.aruco import ArucoLayout, MarkerFix, probe_aruco, search_aruco, track_aruco
-from referee.vision.board_finder import find_board
+from referee.vision.board_finder import find_board, find_board_and_lens
 from referee.vision.board_tracker import refit, track
 from referee.vision.classifier import Classifier
 from referee.vision.corner_guesses import corner_network
@@ -144,7 +144,10 @@ class BoardReader:
 
         if self.profile is not None and self._found is None and self._hint is None:
             self._hint = profile_pose(self.profile, self.lens)
+        lens = self.lens
         pose, self._confirmed = self.locate(seen, time_s, whole_frame=whole_frame)
+        if self.lens is not lens:  # a lens estimated from the board's lines: the pose is undistorted
+            whole = self.lens.undistort(frame_bgr, None)
         return (seen if whole is None else whole), pose, self._confirmed
 
     def locate(self, frame_bgr: np.ndarray, time_s: float, *,
@@ -179,13 +182,31 @@ class BoardReader:
         fix = None if self.markers is None else search_aruco(searched, self.markers, bend=self._bend,
                                                              settings=self.vision.aruco)
         try:
-            found = fix.pose if fix is not None else find_board(
-                searched, self.files, self.ranks, settings=self.vision.localise,
-                camera_matrix=self.lens.camera_matrix)
+            if fix is not None:
+                found = fix.pose
+            elif whole_frame is not None and self.lens.camera_matrix is None:  # frames as taken
+                found, frame_bgr = self._with_own_lens(searched)
+            else:
+                found = find_board(searched, self.files, self.ranks, settings=self.vision.localise,
+                                   camera_matrix=self.lens.camera_matrix)
         except NoBoardError:
             return self.pose, False
         self._found_anew(frame_bgr, found, fix)
         return self.pose, True
+
+    def _with_own_lens(self, frame_bgr: np.ndarray) -> tuple[BoardPose, np.ndarray]:
+        """The board in a frame as taken (no camera file); where its lines bend, the lens the
+        finder estimated from them is adopted as a camera file's would be (`look` undistorts
+        the frames through it from now on): the pose in the frame undistorted, and that frame."""
+        found = find_board_and_lens(frame_bgr, self.files, self.ranks, settings=self.vision.localise)
+        if found.lens is None or found.undistorted is None:
+            return found.pose, frame_bgr
+        log.info("the board's lines bend: the frames are undistorted through the lens estimated "
+                 "from them (k1 %.3f); a camera file (`referee calibrate camera`) fits it better",
+                 found.lens.dist_coeffs[0])
+        self.lens = FrameLens(replace(self.lens.calibration, camera=found.lens))
+        return found.undistorted, self.lens.undistort(frame_bgr, None)
+
 
     def _found_anew(self, frame_bgr: np.ndarray, found: BoardPose, fix: MarkerFix | None) -> None:
         """A search found the board (by its markers where `fix`): a1 stays the corner nearest

@@ -22,17 +22,23 @@ module.
 4. The board must be in full view (`in_full_view`): a grid running out of the frame, or one
    slid off a board cut off by the frame's edge onto its margin, is refused, naming the side
    (`grid_search.runs_out_of_view`, which names it for the other refusals too).
-5. Its lines must be straight (`with_straight_lines`): a grid whose lines a barrel lens
-   straightens (`lens_bend`: a wide-angle lens and no camera file) is refused; a grid of
-   straight lines slides a row on such a board.
+5. Its lines must be straight (`bent_lines`): where a barrel lens bends them (`lens_bend`: a
+   wide-angle lens and no camera file; a grid of straight lines slides a row on such a board)
+   the lens is estimated from them (`own_lens`), the board found again in the frame
+   undistorted through it and its corners put back through it (`through_own_lens`); where
+   the board is not found there or its lines there still bow, it is refused.
 
 Tracking from frame to frame is `board_tracker`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from referee.calibration.files import CameraCalibration
 from referee.errors import NoBoardError
 from referee.vision.corner_guesses import (
     big_net_fit,
@@ -56,16 +62,34 @@ from referee.vision.grid_search import (
     search_small_board,
 )
 from referee.vision.lattice import out_sides
-from referee.vision.lens_bend import measure_bend
+from referee.vision.lens_bend import Bend, measure_bend, straightest_k
 from referee.vision.line_profiles import (
     small_board,
 )
 from referee.vision.lines import to_grey
+from referee.vision.own_lens import around_board, from_pinhole, lens_for, refitted, to_pinhole
 from referee.vision.pose import (
     BoardPose,
     FloatArray,
+    board_lattice,
+    grid_through,
 )
 from referee.vision.settings import LocaliseSettings, default_settings
+
+
+@dataclass(frozen=True)
+class FoundBoard:
+    """A board found (`pose`, in the frame's own pixels) and, where its lines bent and the
+    lens was estimated from them (`own_lens`), that lens (the camera model a camera file
+    gives) and the board in the frame undistorted through it keeping its camera matrix
+    (`undistorted`, as `FrameLens` undistorts frames)."""
+
+    pose: BoardPose
+    lens: CameraCalibration | None = None
+    undistorted: BoardPose | None = None
+
+
+AROUND_BOARD = 0.25  # of the board's size: the view undistorted through an estimated lens holds this round it
 
 
 def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
@@ -78,9 +102,27 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     Raises NoBoardError when no such grid is in view (blank, black or noisy frames, a board
     of another size, a board mostly hidden, a board running out of the frame): it never
     guesses."""
+    return find_board_and_lens(frame_bgr, files, ranks, settings=settings, camera_matrix=camera_matrix).pose
+
+
+def find_board_and_lens(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
+                        settings: LocaliseSettings | None = None,
+                        camera_matrix: FloatArray | None = None) -> FoundBoard:
+    """`find_board`, with the lens estimated where the board's lines bend (`FoundBoard`)."""
     if files < 1 or ranks < 1:
         raise ValueError(f"a board needs at least one file and one rank, not {files}x{ranks}")
     s = settings or default_settings().localise
+    pose = _in_view(frame_bgr, files, ranks, s, camera_matrix)
+    bend = bent_lines(frame_bgr, pose, s)
+    if bend is None:
+        return FoundBoard(pose)
+    return through_own_lens(frame_bgr, pose, bend, files, ranks, s)
+
+
+def _in_view(frame_bgr: NDArray[np.uint8], files: int, ranks: int, s: LocaliseSettings,
+             camera_matrix: FloatArray | None) -> BoardPose:
+    """The board's grid in full view (`in_full_view`), or NoBoardError naming a side it runs
+    out on where one is seen."""
     try:
         pose = _find_board(frame_bgr, files, ranks, s, camera_matrix)
     except NoBoardError as refused:
@@ -88,20 +130,53 @@ def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
         if sides:
             raise _out_of_view(sides) from refused
         raise
-    return with_straight_lines(frame_bgr, in_full_view(frame_bgr, pose, s), s)
+    return in_full_view(frame_bgr, pose, s)
 
 
-def with_straight_lines(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:
-    """The pose, unless the board's lines bend as a barrel lens bends them (`lens_bend`):
-    NoBoardError naming the cause and the cure."""
+def bent_lines(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> Bend | None:
+    """The lens that straightens the board's lines (`lens_bend`), where they bend as a barrel
+    lens bends them; None where they read straight."""
     if s.lens_bend_ratio <= 0:
-        return pose
+        return None
     bend = measure_bend(to_grey(frame_bgr), pose)
     if bend is not None and bend.k < 0 and bend.bow >= s.lens_bend_bow and (
             bend.rms_seen >= s.lens_bend_ratio * bend.rms_fitted):
-        raise NoBoardError("no board: the board's lines bend (a wide-angle lens?): calibrate the "
-                           "camera with `referee calibrate camera`")
-    return pose
+        return bend
+    return None
+
+
+def through_own_lens(frame_bgr: NDArray[np.uint8], pose: BoardPose, bend: Bend, files: int, ranks: int,
+                     s: LocaliseSettings) -> FoundBoard:
+    """The board whose lines bend (`pose`, `bend`), found again in a view undistorted through
+    the lens estimated from them (`own_lens`) round where it lies, that lens refitted to its
+    lines read there and its grid's crossings put back through it; NoBoardError naming the
+    bent lines and the cure where the board is not found there or its lines there still bow
+    (`lens_bend_bow`): the estimate is not to be trusted."""
+    height, width = frame_bgr.shape[:2]
+    first = lens_for(straightest_k(bend.lines), width, height)
+    flat = around_board(first, pose.corners_array, AROUND_BOARD)
+    view = flat(frame_bgr)
+    try:
+        seen = _in_view(view, files, ranks, s, flat.camera_matrix)
+    except NoBoardError as refused:
+        raise _bent(f"the board is not found through the lens estimated from them ({refused})") from None
+    straight = measure_bend(to_grey(view), seen)
+    if straight is None or straight.bow >= s.lens_bend_bow:
+        raise _bent("they still bend through the lens estimated from them")
+    lens = refitted(first, flat, straight)
+    crossings = flat.distort_points(seen.to_image(board_lattice(files, ranks)), first)
+    flat_h, _ = cv2.findHomography(board_lattice(files, ranks), to_pinhole(crossings, lens), 0)
+    undistorted = BoardPose.from_homography(np.asarray(flat_h, np.float64), files, ranks)
+    h = grid_through(from_pinhole(undistorted.corners_array, lens), files, ranks)
+    sides = out_sides(h, files, ranks, frame_bgr.shape, s.out_of_view)  # the view reaches past the frame
+    if sides:
+        raise _out_of_view(sides)
+    return FoundBoard(BoardPose.from_homography(h, files, ranks), lens, undistorted)
+
+
+def _bent(why: str) -> NoBoardError:
+    return NoBoardError(f"no board: the board's lines bend (a wide-angle lens?) and {why}: calibrate the "
+                        "camera with `referee calibrate camera`")
 
 
 def in_full_view(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSettings) -> BoardPose:

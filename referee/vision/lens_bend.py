@@ -14,7 +14,7 @@ one way on one line, not every line's middle away from the centre."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -36,12 +36,14 @@ TRIM = 0.8                              # share of a line's points nearest it th
 class Bend:
     """The lens fitted to the found grid's lines: its k, how much straighter the lines read
     through it (RMS off straight, squares: as seen, through the lens), and how far it moves
-    a line's middle off its chord (squares, the largest over the lines)."""
+    a line's middle off its chord (squares, the largest over the lines); `lines`, the points
+    it was fitted to (padded with NaN, about the frame's centre, in half diagonals)."""
 
     k: float
     rms_seen: float
     rms_fitted: float
     bow: float
+    lines: FloatArray = field(compare=False, repr=False, default_factory=lambda: np.zeros((0, 0, 2)))
 
 
 def line_points(gx: Gradient, gy: Gradient, h: FloatArray, files: int, ranks: int) -> list[FloatArray]:
@@ -131,7 +133,29 @@ def measure_bend(frame_grey: GreyImage, pose: BoardPose) -> Bend | None:
     n, square = _count(points), _square_px(pose)
     rms_seen = float(np.sqrt(costs[len(LAMBDAS) // 2] / n)) * scale / square
     rms_fitted = float(np.sqrt(costs.min() / n)) * scale / square
-    return Bend(k, rms_seen, rms_fitted, _bow(points, k) * scale / square)
+    return Bend(k, rms_seen, rms_fitted, _bow(points, k) * scale / square, points)
+
+
+def straightest_k(points: FloatArray) -> float:
+    """The division model's k that straightens the lines `points` (padded, about the frame's
+    centre, in half diagonals: `Bend.lines`) best, to a 40th of the steps of `LAMBDAS` (a
+    step there moves a corner of the frame by a few pixels)."""
+    k = float(LAMBDAS[int(np.argmin(_straightness(points, LAMBDAS)))])
+    step = float(LAMBDAS[1] - LAMBDAS[0])
+    ks = np.linspace(k - step, k + step, 81)
+    return float(ks[int(np.argmin(_straightness(points, ks)))])
+
+
+def about_centre(lines: list[FloatArray], width: int, height: int) -> FloatArray:
+    """Lines' points in pixels as `Bend.lines` holds them: padded, about the frame's centre,
+    in half diagonals."""
+    return (_padded(lines) - [(width - 1) / 2, (height - 1) / 2]) / float(np.hypot(width, height) / 2)
+
+
+def in_pixels(points: FloatArray, width: int, height: int) -> list[FloatArray]:
+    """`about_centre` undone: each line's points in pixels."""
+    px = points * float(np.hypot(width, height) / 2) + [(width - 1) / 2, (height - 1) / 2]
+    return [line[np.isfinite(line[:, 0])] for line in px]
 
 
 def _count(points: FloatArray) -> int:
