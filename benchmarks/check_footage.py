@@ -13,6 +13,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from referee.app.pipeline import camera_game, own_pieces
 from referee.app.replay import replay_footage
 from referee.errors import RefereeError
 from referee_lab.footage_check import Expected, accepted_plies, moves_during_hands
@@ -32,12 +33,11 @@ def check(video: Path, model: str | None) -> bool:
         print(f"{video.name} ERROR no readable truth beside it ({video.with_suffix('.json').name}: "
               f"{type(error).__name__})")
         return False
-    # A sidecar does not name the piece set; the benchmark's file names do, and Zensū and
-    # Renaissance have their own.
-    own = expected.game in ("zensu", "renaissance")
-    pieces = "penta" if "penta" in video.name else None if own else expected.pieces
+    # A sidecar does not name the Rinne family's piece set; the benchmark's file names do.
     with tempfile.TemporaryDirectory() as tmp:
         try:
+            own = own_pieces(camera_game(expected.game)) is not None
+            pieces = "penta" if "penta" in video.name else None if own else expected.pieces
             result = replay_footage(video, expected.game, pieces=pieces, out=Path(tmp),
                                     model=model)
         except RefereeError as error:

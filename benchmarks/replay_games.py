@@ -51,9 +51,12 @@ class Row:
     speed: float  # x real time
     cpu_speed: float  # x real time by the replay's CPU time: what one free core would do
     why: str = ""
+    look_alikes: int = 0  # plies read as another that leaves the same position (Renaissance)
 
     def line(self) -> str:
         ok = "yes" if self.read_right and self.result_right else f"NO {self.why}".strip()
+        if self.look_alikes and self.result_right:
+            ok = f"positions: {self.look_alikes} push-in(s) read as their look-alike placement"
         return (f"| {self.seed} | {self.game} | {self.pieces} | {self.plies} | {self.result} | "
                 f"{ok} | {self.plies_read} | {self.hand_moves} | {self.speed:.1f} | {self.cpu_speed:.1f} |")
 
@@ -108,7 +111,18 @@ def referee_one(seed: int, game: str, pieces: str, match: Match[Any, Any], size:
     return Row(seed, game, pieces, len(expected.plies), result, read == list(expected.plies),
                bool(over) and said == result, len(read),
                len(moves_during_hands(replayed.events, expected)),
-               replayed.footage_s / replayed.seconds, replayed.footage_s / cpu_s, why)
+               replayed.footage_s / replayed.seconds, replayed.footage_s / cpu_s, why,
+               look_alikes(read, list(expected.plies), replayed.match, match))
+
+
+def look_alikes(read: list[str], truth: list[str], replayed: Match[Any, Any],
+                played: Match[Any, Any]) -> int:
+    """Plies read otherwise than played where every position is still the played one: a
+    Renaissance push-in along the mover's own markers and the placement that leaves the same
+    board, which no still frame tells apart. 0 where any position differs."""
+    if len(read) != len(truth) or replayed.positions != played.positions:
+        return 0
+    return sum(a != b for a, b in zip(read, truth, strict=True))
 
 
 def main() -> None:
@@ -153,8 +167,12 @@ def report(plan: list[tuple[int, str, str, Match[Any, Any]]], size: str, footage
             print(rows[-1].line(), flush=True)
     right = sum(r.read_right and r.result_right for r in rows)
     plies = sum(r.plies for r in rows)
+    alike = [r for r in rows if r.look_alikes and r.result_right]
     print(f"\n{right} of {len(rows)} games read without an error ({plies} plies); "
           f"{sum(r.hand_moves for r in rows)} moves recorded while a hand was in view")
+    if alike:
+        print(f"{len(alike)} more with every position and the result right, "
+              f"{sum(r.look_alikes for r in alike)} push-ins read as their look-alike placement")
 
 
 if __name__ == "__main__":

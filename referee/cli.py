@@ -169,10 +169,14 @@ def _calibrate_pieces(args: argparse.Namespace) -> int:
     print(f"{len(result.frames)} frames taken ({', '.join(map(str, result.frames))}), "
           f"{result.crops} squares in all; model {result.head.model} "
           f"{result.head.model_sha256[:12]}")
+    size = ("as the model learnt them" if result.crop_scale == 1.0 else
+            "larger than the model learnt: cut wider" if result.crop_scale > 1.0 else
+            "smaller than the model learnt: cut tighter")
+    print(f"crops scaled {result.crop_scale:g} (the pieces stand {size})")
     print("\n".join(result.separation.lines()))
     out = args.out or args.board
     save(result, board, Path(out))
-    print(f"wrote the piece head into {out}")
+    print(f"wrote the crop scale and the piece head into {out}")
     return 0
 
 

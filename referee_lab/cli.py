@@ -91,7 +91,7 @@ def _eval(args: argparse.Namespace) -> int:
     # renders are also read as the referee reads them: a second look, tiles as whole pieces
     print(evaluate_pieces(args.pieces, data=args.data, model=args.model, turns=args.turns,
                           frames=args.frames, look=PipelineSettings().second_look,
-                          pieces_reader=read_whole_pieces, cuts=args.cut or ()))
+                          pieces_reader=read_whole_pieces, cuts=args.cut or (), shown=args.shown))
     return 0
 
 
@@ -163,6 +163,10 @@ def _add_model_verbs(verb: VerbAdder) -> None:
                           help="dice: also cut each die's square X times its labelled box (1.8: "
                           "a die 0.56 of its square wide; the model's own cut is 1.4), one table "
                           "a cut; repeatable")
+    evaluate.add_argument("--shown", type=int, default=0, metavar="N",
+                          help="dice: crops that follow the dice's size, as `referee calibrate "
+                          "pieces` measures it when shown N train-split dice a face (default 0: "
+                          "the model's own crops)")
     quantize = verb("quantize", _quantize, "replace a trained float classifier by its int8 "
                     "version, calibrated on rendered squares (about 2x faster on one core)")
     quantize.add_argument("--pieces", required=True,

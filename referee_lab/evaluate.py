@@ -9,6 +9,13 @@ way round: an empty square read as a die.
 (`DIE_TO_SQUARE`, 1.4: a die 0.71 of its square wide) or any other, so one model is measured
 on small dice in big squares (1.8: 0.56 of the square) as well as on large ones. The tray
 squares are cut alike (`cut` times a die's side).
+
+`shown` > 0 measures the referee as it reads a club's own dice after `calibrate pieces`: it
+is shown that many dice a face, all cut at `cut`, measures the crop scale at which the model
+reads them likeliest (vision/piece_size.py) and reads the test split with its crops so
+scaled. The dice shown are new to the model, as a club's are: drawn with a fixed seed from the
+train split's photos it held out for validation (its card's `recipe.photos_val`), never from
+those it learnt from, whose every size it reads over-confidently.
 """
 
 from __future__ import annotations
@@ -19,12 +26,14 @@ from pathlib import Path
 import numpy as np
 
 from referee.vision.classifier import Classifier
-from referee.vision.crops import DIE_TO_SQUARE
-from referee_lab.datasets import DICE_LABELS, EMPTY, RealDice, fixed_crops
+from referee.vision.crops import DIE_TO_SQUARE, box_square
+from referee.vision.piece_size import best_crop_scale, mean_log_likelihood
+from referee_lab.datasets import DICE_LABELS, EMPTY, RealDice, Sample, fixed_crops
 
 EVAL_SEED = 20191209  # fixed: the same empty squares every time
 EMPTIES_PER_PHOTO = 4
 EVAL_CUTS = (1.5, 1.8)  # measured into the card beside the model's own cut
+SHOWN_SEED = 20261206  # fixed: the same dice shown every time
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,8 @@ class DiceReport:
     empties_correct: int
     confusion: tuple[tuple[int, ...], ...]
     cut: float = DIE_TO_SQUARE
+    shown: int = 0  # dice a face shown to measure the crop scale (0: the model's own crops)
+    crop_scale: float = 1.0
 
     @property
     def faces_read_empty(self) -> int:
@@ -67,6 +78,7 @@ class DiceReport:
         return {
             "data": self.data,
             "cut": self.cut,
+            **({"shown_per_face": self.shown, "crop_scale": self.crop_scale} if self.shown else {}),
             "turns": self.turns,
             "dice": self.dice,
             "face_accuracy": round(self.face_accuracy, 4),
@@ -78,14 +90,17 @@ class DiceReport:
 
 def evaluate_dice(
     classifier: Classifier, root: str | Path | None = None, *, turns: int = 1,
-    cut: float = DIE_TO_SQUARE,
+    cut: float = DIE_TO_SQUARE, shown: int = 0, shown_seed: int = SHOWN_SEED,
 ) -> DiceReport:
     if not 1.0 <= cut <= 4.0:
         raise ValueError(f"cut {cut}: a die's square is 1 to 4 times its box")
     test = RealDice.load("test", root)
     spec = classifier.card.crop
-    dice = test.die_samples(cut=cut)
-    empties = test.empty_samples(np.random.default_rng(EVAL_SEED), EMPTIES_PER_PHOTO, cut=cut)
+    scale = (shown_scale(classifier, RealDice.load("train", root), cut, shown, shown_seed)
+             if shown else 1.0)
+    dice = test.die_samples(cut=cut * scale)
+    empties = test.empty_samples(np.random.default_rng(EVAL_SEED), EMPTIES_PER_PHOTO,
+                                 cut=cut * scale)
     samples = dice + empties
     probs = classifier.predict(fixed_crops(samples, spec), turns=turns)
     predicted = probs.argmax(axis=1)
@@ -104,7 +119,35 @@ def evaluate_dice(
         empties_correct=int(confusion[EMPTY, EMPTY]),
         confusion=tuple(tuple(int(v) for v in row) for row in confusion),
         cut=cut,
+        shown=shown,
+        crop_scale=scale,
     )
+
+
+def shown_scale(classifier: Classifier, train: RealDice, cut: float, per_face: int,
+                seed: int = SHOWN_SEED) -> float:
+    """The crop scale `calibrate pieces` measures when shown `per_face` dice of each face
+    (of the photos `classifier` held out for validation), each cut at `cut`."""
+    held_out = set(classifier.card.recipe.get("photos_val", ()))
+    if not held_out:
+        raise ValueError(f"{classifier.card.name}: its card names no photos held out for "
+                         "validation, so no dice new to it can be shown")
+    rng = np.random.default_rng(seed)
+    by_face: dict[int, list[int]] = {}
+    for i, die in enumerate(train.dice):
+        if die.file in held_out:
+            by_face.setdefault(die.face, []).append(i)
+    picked = [train.dice[i] for face in sorted(by_face)
+              for i in rng.choice(by_face[face], min(per_face, len(by_face[face])), replace=False)]
+    targets = np.array([die.face for die in picked])
+
+    def likelihood(scale: float) -> float:
+        samples = [Sample(train.photo(d.file), box_square(d.box, scale=cut * scale), d.face)
+                   for d in picked]
+        return mean_log_likelihood(classifier.predict(fixed_crops(samples, classifier.card.crop)),
+                                   targets)
+
+    return best_crop_scale(likelihood)
 
 
 def format_report(report: DiceReport) -> str:
@@ -116,7 +159,9 @@ def format_report(report: DiceReport) -> str:
         f"test-time turns: {report.turns}",
         "",
         f"Cut {report.cut:g}x the die's box (a die {1 / report.cut:.2f} of its square wide)"
-        + (" (the model's own cut)" if report.cut == DIE_TO_SQUARE else ""),
+        + (" (the model's own cut)" if report.cut == DIE_TO_SQUARE else "")
+        + (f"; crops scaled {report.crop_scale:g}, as measured on {report.shown} dice a face new "
+           "to the model (its validation photos) shown at this cut" if report.shown else ""),
         "",
         f"- Face accuracy: **{report.face_accuracy:.2%}** "
         f"({report.dice_correct}/{report.dice} dice; {report.faces_read_empty} read as empty)",

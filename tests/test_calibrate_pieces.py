@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+from dataclasses import replace
 
 import pytest
 
@@ -23,6 +24,7 @@ from tests import DATA
 from tests.test_replay_cli import noise_video
 
 FOOTAGE = DATA / "footage" / "rinne-penta-whole.mp4"
+BIG_DICE = DATA / "footage-sized" / "rinne-bigdice.mp4"  # dice 0.8-0.9 of their squares
 PIECES = PlayerPieces("white", "#f0f0f0", "#1a1a1a")
 PENTA = ("empty", "king", "knight", "bishop", "rook", "queen")
 
@@ -51,6 +53,21 @@ def test_the_set_up_teaches_a_head_the_replay_reads_through(tmp_path, capsys):
     assert _plies(tmp_path / "game") == list(expected.plies)
     assert result.match.outcome is not None
     assert result.match.outcome.result(result.match.game.player_names) == expected.result
+
+
+def test_dice_larger_than_learnt_are_measured_and_the_crops_follow_them(tmp_path, capsys):
+    """Dice filling their squares (the model learnt them about 0.6 of a square wide): the
+    set-up measures them large, and the game is read through the wider crops alone."""
+    board = _profile(tmp_path)
+    assert main(["calibrate", "pieces", "--game", "rinne", "--pieces", "dice", "--camera",
+                 str(BIG_DICE), "--board", str(board)]) == 0
+    assert "the pieces stand larger than the model learnt: cut wider" in capsys.readouterr().out
+    profile = load_board(board)
+    assert 1.3 <= profile.crop_scale <= 1.7
+    save_board(replace(profile, head=None), board)  # the crop scale alone
+    expected = Expected.load(BIG_DICE.with_suffix(".expected.json"))
+    replay_footage(BIG_DICE, "rinne", pieces="dice", out=tmp_path / "game", board=board)
+    assert _plies(tmp_path / "game") == list(expected.plies)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("onnx") is None, reason="needs the lab extra")

@@ -1,8 +1,10 @@
 """`referee calibrate pieces`: learn the players' own pieces before play. The camera is shown
 the pieces on known squares (the game's start position unless a layout says otherwise); while
-the board stands still, each square is cut as the referee cuts it, a few frames apart; a
-piece head (vision/adapt.py) is fitted on the model's features of those crops and stored in
-the board profile, which `live` and `replay --board` then read through.
+the board stands still, a few frames apart, the referee first measures how large the pieces
+stand in their squares (the crop scale at which the model reads them likeliest,
+vision/piece_size.py), then cuts each square as it will cut it in play and fits a piece head
+(vision/adapt.py) on the model's features of those crops. Both go into the board profile,
+which `live` and `replay --board` then read through.
 
 A layout names the squares and what stands on them, `c1=1 a2=2 b3=3` (dice faces, or the
 model's labels: `king`, ...), as text or a file of such pairs (`#` starts a comment); every
@@ -21,7 +23,14 @@ from pathlib import Path
 import numpy as np
 
 from referee.app.calibrated import files_for, load_calibration
-from referee.app.pipeline import BoardReader, PipelineSettings, board_referee, camera_game
+from referee.app.pipeline import (
+    TILES,
+    BoardReader,
+    PipelineSettings,
+    board_referee,
+    camera_game,
+    own_pieces,
+)
 from referee.calibration.files import BoardProfile, load_board, save_board
 from referee.errors import FootageError, RefereeError
 from referee.hardware.sources import open_source
@@ -30,9 +39,9 @@ from referee.tracking.reading import EMPTY
 from referee.tracking.stabiliser import Stabiliser, Stillness
 from referee.vision.adapt import Head, fit_head, held_out
 from referee.vision.classifier import Classifier
-from referee.vision.crops import grid_crops
+from referee.vision.crops import crop_squares, grid_crops
+from referee.vision.piece_size import CROP_SCALES, best_crop_scale, mean_log_likelihood
 from referee.vision.pose import BoardPose
-from referee.vision.warp import top_face_quads
 
 FRAMES = 8  # frames taken of the still board
 EVERY = 5  # frames apart
@@ -83,6 +92,7 @@ class PieceCalibration:
     crops: int  # squares cut, over all frames
     layout: Layout
     turns: int  # the orientation the layout was read in (pose quarter turns)
+    crop_scale: float = 1.0  # the squares' crops scaled so that the pieces fill them as learnt
 
 
 def parse_layout(spec: str | None, geometry: Geometry, labels: tuple[str, ...],
@@ -120,29 +130,35 @@ def calibrate_pieces(game_name: str, camera: str, board: Path, *, pieces: str | 
         raise RefereeError(f"--frames {frames}: at least one frame is needed")
     game = camera_game(game_name)
     calibration = load_calibration(files_for(camera, camera_file, board), game)
-    if calibration.board is not None:  # the model alone: an older head is replaced
-        calibration = replace(calibration, board=replace(calibration.board, head=None))
+    if calibration.board is not None:  # the model alone, at its own cut: an older fit is replaced
+        calibration = replace(calibration, board=replace(calibration.board, head=None,
+                                                         crop_scale=1.0))
     referee, reader = board_referee(game, pieces, model=model, calibration=calibration)
     reader.classifier.need_features()
     start_labels, _ = referee.inferer.appearance(game.start())
     start = tuple(reader.labels[k] for k in start_labels)
     chosen = parse_layout(layout, game.geometry, reader.classifier.labels, start)
-    taken = _still_crops(reader, camera, frames)
+    taken = _still_frames(reader, camera, frames)
     if not taken:
         raise FootageError(f"{camera}: the board was not seen standing still; check the view "
                            "and the light")
-    return _fit(reader, chosen, taken, known_side=calibration.board is not None
-                and calibration.board.corners_px is not None)
+    known_side = calibration.board is not None and calibration.board.corners_px is not None
+    # Renaissance's tiles and markers cover their squares: there is no piece size to follow.
+    sized = own_pieces(game) != TILES
+    return _fit(reader, chosen, taken, known_side=known_side, sized=sized)
 
 
-def _still_crops(reader: BoardReader, camera: str, wanted: int
-                 ) -> list[tuple[int, dict[int, np.ndarray]]]:
-    """(frame index, crops of every orientation) of up to `wanted` frames of the first still
-    stretch of the board, `EVERY` frames apart."""
+# A frame taken: its index, the frame (undistorted as read) and the board's pose in each naming
+# of the corners that may be the layout's.
+Taken = tuple[int, np.ndarray, dict[int, BoardPose]]
+
+
+def _still_frames(reader: BoardReader, camera: str, wanted: int) -> list[Taken]:
+    """Up to `wanted` frames of the first still stretch of the board, `EVERY` frames apart."""
     settings: PipelineSettings = reader.settings
     stabiliser = Stabiliser(2 * settings.view_margin + reader.files,
                             2 * settings.view_margin + reader.ranks, settings.stabiliser)
-    taken: list[tuple[int, dict[int, np.ndarray]]] = []
+    taken: list[Taken] = []
     with open_source(camera) as source:
         for frame in source:
             seen, pose, _ = reader.look(frame.frame_bgr, frame.timestamp_s)
@@ -157,8 +173,7 @@ def _still_crops(reader: BoardReader, camera: str, wanted: int
             if stillness in (Stillness.READ, Stillness.STEADY):
                 if not taken or frame.index - taken[-1][0] >= EVERY:
                     turns = {*reader.turn_options(), reader.turns}
-                    taken.append((frame.index, {k: _crops(reader, seen, reader.turned(k))
-                                                for k in turns}))
+                    taken.append((frame.index, seen, {k: reader.turned(k) for k in turns}))
             elif taken:
                 break  # the layout holds only until the board is touched
             if len(taken) >= wanted or frame.index >= MAX_FRAMES:
@@ -166,22 +181,27 @@ def _still_crops(reader: BoardReader, camera: str, wanted: int
     return taken
 
 
-def _crops(reader: BoardReader, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
-    """Every square cut as `BoardReader.read` cuts it, rules order."""
-    height, width = frame_bgr.shape[:2]
-    quads = top_face_quads(pose, (width, height), height=reader.piece_height,
-                           default_focal=reader.vision.crops.default_focal,
-                           camera_matrix=reader.lens.camera_matrix)
-    return grid_crops(frame_bgr, list(quads.astype(np.float32)), pose.files,
-                      reader.classifier.card.crop)
+def _crops(reader: BoardReader, frame_bgr: np.ndarray, pose: BoardPose, scale: float,
+           squares: np.ndarray | None = None) -> np.ndarray:
+    """The squares (all, rules order, or `squares`) cut as `BoardReader.read` cuts them,
+    their crops scaled by `scale`."""
+    quads = reader.square_quads(frame_bgr, pose, scale)
+    spec = reader.classifier.card.crop
+    if squares is not None:
+        return crop_squares(frame_bgr, list(quads[squares]), spec)
+    return grid_crops(frame_bgr, list(quads), pose.files, spec)
 
 
-def _fit(reader: BoardReader, layout: Layout, taken: list[tuple[int, dict[int, np.ndarray]]],
-         *, known_side: bool) -> PieceCalibration:
+def _fit(reader: BoardReader, layout: Layout, taken: list[Taken], *, known_side: bool,
+         sized: bool) -> PieceCalibration:
     classifier = reader.classifier
     targets_one = np.array([classifier.labels.index(label) for label in layout.labels])
-    turns = reader.turns if known_side else _orientation(classifier, taken[0][1], targets_one)
-    crops = np.concatenate([by_turn[turns] for _, by_turn in taken])
+    turns = reader.turns if known_side else _orientation(
+        classifier, {k: _crops(reader, taken[0][1], pose, 1.0) for k, pose in taken[0][2].items()},
+        targets_one)
+    scale = _piece_scale(reader, layout, taken, turns) if sized else 1.0
+    crops = np.concatenate([_crops(reader, frame, poses[turns], scale)
+                            for _, frame, poses in taken])
     # A die shows the same face turned: each crop a quarter turn at a time where the model
     # learnt so (four times the examples, none of them new squares).
     quarters = 4 if classifier.card.turns_freely else 1
@@ -202,7 +222,25 @@ def _fit(reader: BoardReader, layout: Layout, taken: list[tuple[int, dict[int, n
     held = held_out(head_for, features, probs, groups)
     seen = len(targets) // quarters  # the crops as cut, not turned
     separation = _separation(card.labels, features[:seen], targets[:seen], held[:seen], probs[:seen])
-    return PieceCalibration(head, separation, tuple(i for i, _ in taken), seen, layout, turns)
+    return PieceCalibration(head, separation, tuple(i for i, _, _ in taken), seen, layout, turns,
+                            scale)
+
+
+def _piece_scale(reader: BoardReader, layout: Layout, taken: list[Taken], turns: int) -> float:
+    """The crop scale at which the model reads the layout's pieces likeliest (1 where it
+    shows none)."""
+    classifier = reader.classifier
+    pieces = np.array([s for s, label in enumerate(layout.labels) if label != EMPTY])
+    if not pieces.size:
+        return 1.0
+    targets = np.tile([classifier.labels.index(layout.labels[s]) for s in pieces], len(taken))
+
+    def likelihood(scale: float) -> float:
+        crops = np.concatenate([_crops(reader, frame, poses[turns], scale, pieces)
+                                for _, frame, poses in taken])
+        return mean_log_likelihood(classifier.predict(crops), targets)
+
+    return best_crop_scale(likelihood, CROP_SCALES)
 
 
 def _orientation(classifier: Classifier, by_turn: dict[int, np.ndarray],
@@ -240,7 +278,7 @@ def _rows(matrix: np.ndarray) -> tuple[tuple[int, ...], ...]:
 
 
 def save(calibration: PieceCalibration, board: Path, out: Path) -> BoardProfile:
-    profile = replace(load_board(board), head=calibration.head)
+    profile = replace(load_board(board), head=calibration.head, crop_scale=calibration.crop_scale)
     save_board(profile, out, header=[
         f"Board profile with a piece head written by `referee calibrate pieces` from frames "
         f"{', '.join(map(str, calibration.frames))}.",

@@ -42,6 +42,7 @@ from referee.vision.crops import CropSpec
 from referee.vision.line_profiles import small_board
 from referee.vision.monomino import MONOMINO_MODEL, second_opinion
 from referee.vision.motion import Anchor, anchor, moved_by, shift_since
+from referee.vision.piece_size import scaled_quads
 from referee.vision.pose import BoardPose
 from referee.vision.second_look import SecondLook, read_squares
 from referee.vision.settings import VisionSettings, default_settings
@@ -207,7 +208,6 @@ class BoardReader:
         self.lens = FrameLens(replace(self.lens.calibration, camera=found.lens))
         return found.undistorted, self.lens.undistort(frame_bgr, None)
 
-
     def _found_anew(self, frame_bgr: np.ndarray, found: BoardPose, fix: MarkerFix | None) -> None:
         """A search found the board (by its markers where `fix`): a1 stays the corner nearest
         where it was (or the profile put it); with no pose before, the markers name it."""
@@ -345,13 +345,26 @@ class BoardReader:
         return view_outside_frame(pose, self.settings.view_px, (width, height),
                                   margin=self.settings.view_margin)
 
-    def read(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
-             ) -> Reading:
+    @property
+    def crop_scale(self) -> float:
+        """How the squares' crops are scaled about their centres: the board profile's, where
+        `calibrate pieces` measured the players' pieces (vision/piece_size.py), else 1."""
+        return 1.0 if self.profile is None else self.profile.crop_scale
+
+    def square_quads(self, frame_bgr: np.ndarray, pose: BoardPose, scale: float | None = None
+                     ) -> np.ndarray:
+        """Where each square is cut (rules order): its top face at the pieces' height,
+        scaled by `scale` (default `crop_scale`)."""
         height, width = frame_bgr.shape[:2]
         quads = top_face_quads(pose, (width, height), height=self.piece_height,
                                default_focal=self.vision.crops.default_focal,
                                camera_matrix=self.lens.camera_matrix)
-        quads = quads.astype(np.float32)
+        scale = self.crop_scale if scale is None else scale
+        return quads.astype(np.float32) if scale == 1.0 else scaled_quads(quads, scale)
+
+    def read(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int, time_s: float
+             ) -> Reading:
+        quads = self.square_quads(frame_bgr, pose)
         look = self.settings.second_look
         crops, probabilities = read_squares(self.classifier, frame_bgr, quads, pose.files, look)
         if self.monomino is not None:
@@ -652,6 +665,12 @@ def camera_game(name: str, ruleset: str | Path | None = None) -> CameraGame:
     return game
 
 
+def own_pieces(game: CameraGame) -> str | None:
+    """The piece set a game is played with where it has its own (Zensū, Renaissance); None
+    for the Rinne family, played with dice or Penta-pieces."""
+    return {ZensuRules: ZENSU_PIECES, RenaissanceRules: TILES}.get(type(game))
+
+
 def board_referee(game: CameraGame, pieces: str | None, *, model: str | None = None,
                   match: Match[Any, Any] | None = None,
                   settings: PipelineSettings | None = None,
@@ -660,7 +679,7 @@ def board_referee(game: CameraGame, pieces: str | None, *, model: str | None = N
     Rinne family: dice, the default, or penta; Zensū and Renaissance have their own),
     reading with `model` or the piece set's own board model, through the camera and board
     profile of `calibration` (see calibrated.py)."""
-    own = {ZensuRules: ZENSU_PIECES, RenaissanceRules: TILES}.get(type(game))
+    own = own_pieces(game)
     if own is not None and pieces not in (None, own):
         raise RefereeError(f"{game.title} is played with its own pieces, not {pieces}: "
                            "leave --pieces out")

@@ -142,6 +142,9 @@ class BoardProfile:
     second: PlayerPieces
     # The players' own pieces learnt on a model's features (`referee calibrate pieces`)
     head: Head | None = None
+    # The squares' crops scaled about their centres so that the pieces fill them as the model
+    # learnt (`referee calibrate pieces`, vision/piece_size.py): 1 the model's own cut
+    crop_scale: float = 1.0
 
 
 # ---------------------------------------------------------------- reading and writing
@@ -219,6 +222,8 @@ def board_to_mapping(p: BoardProfile, *, base: Path | None = None) -> dict[str, 
             for side, pp in (("first", p.first), ("second", p.second))
         },
     }
+    if p.crop_scale != 1.0:
+        mapping["crop_scale"] = p.crop_scale
     return mapping if p.head is None else {**mapping, "piece_head": p.head.to_mapping()}
 
 
@@ -273,7 +278,8 @@ def _write_yaml(data: Mapping[str, Any], path: Path, what: str, header: Sequence
 _CAMERA_FIELDS = ("kind", "version", "image_size", "camera_matrix", "dist_coeffs", "source")
 _CAMERA_OPTIONAL = ("rms_px",)
 _BOARD_FIELDS = ("kind", "version", "game", "files", "ranks", "first_player_edge", "pieces")
-_BOARD_OPTIONAL = ("square_mm", "corners_px", "camera", "piece_head")
+_BOARD_OPTIONAL = ("square_mm", "corners_px", "camera", "piece_head", "crop_scale")
+CROP_SCALE_RANGE = (0.3, 2.0)
 
 
 def camera_from_mapping(data: Mapping[str, Any], *, where: str) -> CameraCalibration:
@@ -345,7 +351,12 @@ def board_from_mapping(
             head = Head.from_mapping(data["piece_head"], where=where)
         except ValueError as error:
             raise CalibrationError(str(error)) from None
-    return BoardProfile(game, files, ranks, square_mm, corners, edge, camera, first, second, head)
+    crop_scale = _number(data.get("crop_scale", 1.0), f"{where}: crop_scale")
+    if not CROP_SCALE_RANGE[0] <= crop_scale <= CROP_SCALE_RANGE[1]:
+        raise CalibrationError(f"{where}: crop_scale {crop_scale:g} is not within "
+                               f"{CROP_SCALE_RANGE[0]:g}..{CROP_SCALE_RANGE[1]:g}")
+    return BoardProfile(game, files, ranks, square_mm, corners, edge, camera, first, second, head,
+                        crop_scale)
 
 
 def _player(raw: Any, where: str) -> PlayerPieces:

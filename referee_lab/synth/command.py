@@ -17,7 +17,7 @@ from referee_lab.synth.camera import Lens
 from referee_lab.synth.footage import FAULTS, FootageOptions, render_footage
 from referee_lab.synth.games import game_spec, known_games
 from referee_lab.synth.scene import RenderOptions
-from referee_lab.synth.style import STYLES
+from referee_lab.synth.style import DIE_SIZE, STYLES
 from referee_lab.synth.video import VIDEO_SUFFIXES
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tilt", default="0-40",
                         help="camera angle from vertical, degrees: N or LO-HI (default 0-40)")
     parser.add_argument("--style", default="random", help=f"one of: {', '.join(STYLES)}")
+    parser.add_argument("--die-size", default="-".join(map(str, DIE_SIZE)),
+                        help="dice this share of a square wide: N or LO-HI (default "
+                        f"{DIE_SIZE[0]}-{DIE_SIZE[1]}, the sizes the models learnt)")
     parser.add_argument("--pieces", choices=("dice", "penta"),
                         help="Rinne family: dice or Penta-pieces (default: drawn)")
     parser.add_argument("--faults", default="",
@@ -68,9 +71,13 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def _tilt(text: str) -> tuple[float, float]:
+    return _range(text, "--tilt", "in degrees, e.g. 0-40")
+
+
+def _range(text: str, flag: str, example: str) -> tuple[float, float]:
     match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(?:-\s*(\d+(?:\.\d*)?))?\s*", text)
     if not match:
-        raise RenderError(f"--tilt {text!r} is not N or LO-HI in degrees, e.g. 0-40")
+        raise RenderError(f"{flag} {text!r} is not N or LO-HI {example}")
     lo = float(match.group(1))
     hi = float(match.group(2)) if match.group(2) else lo
     return lo, hi
@@ -95,6 +102,7 @@ def run(args: argparse.Namespace, *, lens: Lens | None = None) -> int:
         width, height = (lens.width, lens.height) if lens is not None else (1280, 720)
     options = RenderOptions(width=width, height=height, tilt=_tilt(args.tilt), style=args.style,
                             pieces=args.pieces, effects=not args.clean,
+                            die_size=_range(args.die_size, "--die-size", "of a square, e.g. 0.8-0.9"),
                             hands=1.0 if args.hand else 0.0,
                             lens=None if lens is None else lens.scaled_to(width, height))
     options.validate()

@@ -40,7 +40,7 @@ from referee_lab.synth.placement import (
     piece_placed,
 )
 from referee_lab.synth.sensor import Exposure, apply_sensor, channels_of
-from referee_lab.synth.style import STYLES, Style, sample_style
+from referee_lab.synth.style import DIE_SIZE, STYLES, Style, sample_style
 from referee_lab.synth.truth import EMPTY, Contents, FrameTruth
 
 FloatArray = npt.NDArray[np.float64]
@@ -65,6 +65,7 @@ class RenderOptions:
     hands: float = 0.0  # chance that a single frame shows a hand over the board
     lens: Lens | None = None  # a real camera's lens at width x height (else one is drawn)
     aruco: bool = False  # the printable board's four ArUco markers round the grid (board.ARUCO)
+    die_size: tuple[float, float] = DIE_SIZE  # dice this share of a square wide, drawn between
 
     def validate(self) -> None:
         if not (64 <= self.width <= 4096 and 64 <= self.height <= 4096):
@@ -76,6 +77,9 @@ class RenderOptions:
             raise RenderError(f"unknown style {self.style!r}; known styles: {', '.join(STYLES)}")
         if not 0 <= self.hands <= 1:
             raise RenderError(f"hands {self.hands} is a chance: it must lie within 0..1")
+        if not 0.2 <= self.die_size[0] <= self.die_size[1] <= 0.95:
+            raise RenderError(f"die size {self.die_size[0]}..{self.die_size[1]} must lie within "
+                              "0.2..0.95 of a square")
         if self.pieces not in (None, "dice", "penta"):
             raise RenderError(f"unknown pieces {self.pieces!r}; known: dice, penta")
         if self.lens is not None:
@@ -166,7 +170,8 @@ class Scene:
         probe = np.random.default_rng([seed, 2])
         layout = sample_layout(probe, spec.files, spec.ranks, material or "paper",
                                goals=spec.goals, blocked=spec.blocked, aruco=options.aruco)
-        self.style: Style = sample_style(rng, family, square_mm=layout.square_mm, pieces=pieces)
+        self.style: Style = sample_style(rng, family, square_mm=layout.square_mm, pieces=pieces,
+                                         die_size=options.die_size)
         self.layout: BoardLayout = sample_layout(probe, spec.files, spec.ranks,
                                                  self.style.board.material, goals=spec.goals,
                                                  blocked=spec.blocked,

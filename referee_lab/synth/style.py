@@ -17,6 +17,7 @@ from referee_lab.synth.pieces import BlockLook, DieLook, PentaLook
 from referee_lab.synth.textures import Colour
 
 STYLES = ("random", "paper", "card", "wood", "mat")
+DIE_SIZE = (0.42, 0.62)  # dice this share of a square wide, as the models learnt them
 TABLES = ("wood", "cloth", "stone", "laminate")
 
 DIE_COLOURS: dict[str, Colour] = {
@@ -86,13 +87,14 @@ def colour_distance(a: Colour, b: Colour) -> float:
     return float(np.linalg.norm(pair[0, 0] - pair[0, 1]))
 
 
-def _die_pair(rng: np.random.Generator, square: float) -> tuple[DieLook, DieLook]:
+def _die_pair(rng: np.random.Generator, square: float,
+              die_size: tuple[float, float] = DIE_SIZE) -> tuple[DieLook, DieLook]:
     names = list(DIE_COLOURS)
     first = str(rng.choice(names))
     # The two sides must differ clearly, as people see colour (CIELAB), not only in BGR.
     far = [n for n in names if colour_distance(DIE_COLOURS[n], DIE_COLOURS[first]) >= 95]
     second = str(rng.choice(far))
-    size = square * float(rng.uniform(0.42, 0.62))
+    size = square * float(rng.uniform(*die_size))
     rounded = float(rng.uniform(0.06, 0.14))
     pip = float(rng.uniform(0.07, 0.11))
     looks = []
@@ -187,7 +189,7 @@ def _sensor(rng: np.random.Generator) -> SensorStyle:
 
 
 def sample_style(rng: np.random.Generator, family: str = "random", *, square_mm: float,
-                 pieces: str | None = None) -> Style:
+                 pieces: str | None = None, die_size: tuple[float, float] = DIE_SIZE) -> Style:
     """Draw a style; `family` is one of STYLES (a board material, or any)."""
     if family not in STYLES:
         raise RenderError(f"unknown style {family!r}; known styles: {', '.join(STYLES)}")
@@ -221,7 +223,7 @@ def sample_style(rng: np.random.Generator, family: str = "random", *, square_mm:
     return Style(
         family=family, board=board, table=table,
         table_colours=(tx.jitter(rng, pair[0], 0.08), tx.jitter(rng, pair[1], 0.08)),
-        pieces=kind, dice=_die_pair(rng, square_mm), penta=_penta_pair(rng, square_mm),
+        pieces=kind, dice=_die_pair(rng, square_mm, die_size), penta=_penta_pair(rng, square_mm),
         zensu=_zensu_pair(rng, square_mm), tile_colours=tuple(tile_palette),
         light=_light(rng), lamp=lamp, sensor=_sensor(rng), clutter=int(rng.integers(0, 5)),
         jitter=float(rng.uniform(0.02, 0.12)), turn=float(rng.uniform(2, 20)),

@@ -20,6 +20,7 @@ from referee.rules.records import read_record
 from referee_lab.footage_check import Expected
 from referee_lab.synth import RenderOptions
 from referee_lab.synth.footage import FootageOptions, ended_match, render_footage
+from referee_lab.synth.style import DIE_SIZE
 
 HERE = Path(__file__).parent
 
@@ -36,6 +37,8 @@ class Recipe:
     whole: bool = False  # play the game to its end (`plies` is then the most it may take)
     record: str = ""  # play the first `plies` plies of this record (tests/data/records/)
     aruco: bool = False  # the board with its ArUco markers (`referee board`)
+    die_size: tuple[float, float] = DIE_SIZE  # dice this share of a square wide
+    folder: str = "footage"  # under tests/data: footage read only through a board profile apart
 
 
 RECIPES = (
@@ -105,11 +108,15 @@ RECIPES = (
     Recipe("renaissance-aruco", "renaissance", 830003, 3, pieces="tiles",
            record="renaissance-sample.txt", aruco=True),
     Recipe("rinne-bump-aruco", "rinne", 830004, 2, faults=("bump",), aruco=True),
+    # Dice filling their squares, larger than the models learnt: read through the crop scale
+    # `calibrate pieces` measures (tests/test_calibrate_pieces.py)
+    Recipe("rinne-bigdice", "rinne", 840001, 4, die_size=(0.8, 0.9), folder="footage-sized"),
 )
 
 
 def make(recipe: Recipe) -> None:
-    video = HERE / f"{recipe.name}.mp4"
+    video = HERE.parent / recipe.folder / f"{recipe.name}.mp4"
+    video.parent.mkdir(exist_ok=True)
     match = ended_match(recipe.game, recipe.seed, recipe.plies) if recipe.whole else None
     if recipe.record:
         match = Match(game_with_ruleset(recipe.game, None))
@@ -119,7 +126,8 @@ def make(recipe: Recipe) -> None:
         raise SystemExit(f"{recipe.name}: the game did not end within {recipe.plies} plies")
     render_footage(recipe.game, video, recipe.seed, match=match,
                    options=RenderOptions(width=1280, height=720, pieces=None if recipe.pieces in (
-                       "zensu", "tiles") else recipe.pieces, aruco=recipe.aruco),
+                       "zensu", "tiles") else recipe.pieces, aruco=recipe.aruco,
+                       die_size=recipe.die_size),
                    footage=FootageOptions(plies=recipe.plies, faults=recipe.faults))
     sidecar = video.with_suffix(".json")
     result = ""
