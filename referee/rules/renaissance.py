@@ -13,6 +13,7 @@ A player who cannot act is skipped (no ply is written); a phase ends by itself."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -164,6 +165,16 @@ class RenaissanceRules:
             return list(self._tile_placements(position, self._unplaced(position),
                                               packing=False))
         return self.legal_moves(position)
+
+    def acts_only(self, position: Position) -> bool:
+        """Whether every ply from `position` leaves the board (cover and markers) as the
+        player's action leaves it, and so no two plies the same board: true but in phase 1
+        (tiles taken, the board cleared at its end) and at the preparation's last tile (a
+        monomino on every free square), and under "allow" at any of its tiles (the rest may
+        fit nowhere and end it). A camera needs no ply played out to know its board."""
+        if position.phase is Phase.PREPARATION:
+            return self.settings.dead_end == "forbid" and len(self._unplaced(position)) > 1
+        return position.phase is not Phase.PHASE1
 
     def is_legal(self, position: Position, move: Move) -> bool:
         """`move in legal_moves(position)`, without generating them all (preparation moves
@@ -345,13 +356,19 @@ class RenaissanceRules:
         """Where `color` may place a marker: an empty square around the centre, on the outer
         ring or diagonally next to an own marker; or an occupied outer square whose line can
         be pushed in."""
+        return list(self._each_marker_square(position, color))
+
+    def _can_place_marker(self, position: Position, color: Color) -> bool:
+        """`_marker_squares` is not empty (the first found is enough: every ply asks)."""
+        return next(self._each_marker_square(position, color), None) is not None
+
+    def _each_marker_square(self, position: Position, color: Color) -> Iterator[int]:
         if position.markers_on_board(color) >= self.settings.markers:
-            return []
+            return
         board = self._board
         settings = self.settings
         markers = position.markers
         own = color + 1
-        squares = []
         for square, value in enumerate(markers):
             if square == board.centre:
                 continue
@@ -360,10 +377,9 @@ class RenaissanceRules:
                         or (settings.outer_ring and square in board.outer)
                         or (settings.diagonal_to_own
                             and any(markers[d] == own for d in board.diagonal[square]))):
-                    squares.append(square)
+                    yield square
             elif self._can_push(position, square):
-                squares.append(square)
-        return squares
+                yield square
 
     def _can_push(self, position: Position, square: int) -> bool:
         line = self._board.push_lines.get(square)
@@ -390,8 +406,7 @@ class RenaissanceRules:
         mover = position.turn
         cover = list(position.cover)
         taken = list(position.taken)
-        for tile in sorted(position.tiles_on_board()):
-            squares = position.tile_squares(tile)
+        for tile, squares in sorted(position.squares_by_tile().items()):
             if not all(markers[sq] for sq in squares):
                 continue
             gold = sum(1 for sq in squares if markers[sq] == Color.FIRST + 1)
@@ -416,7 +431,7 @@ class RenaissanceRules:
     def _after_phase1(self, position: Position, mover: Color) -> Position:
         if NOT_TAKEN in position.taken:
             for player in (mover.other, mover):
-                if self._marker_squares(position, player):
+                if self._can_place_marker(position, player):
                     return replace(position, turn=player)
             position = self._resolve_untaken(position)
         size = self.settings.size

@@ -96,6 +96,14 @@ class Position:
     def tile_squares(self, tile: int) -> tuple[int, ...]:
         return tuple(sq for sq, value in enumerate(self.cover) if value == tile)
 
+    def squares_by_tile(self) -> dict[int, tuple[int, ...]]:
+        """`tile_squares` of every tile on the board, in one pass."""
+        found: dict[int, list[int]] = {}
+        for square, value in enumerate(self.cover):
+            if value >= 0:
+                found.setdefault(value, []).append(square)
+        return {tile: tuple(squares) for tile, squares in found.items()}
+
     def taken_by(self, color: Color) -> tuple[int, ...]:
         return tuple(t for t, holder in enumerate(self.taken) if holder == color)
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -63,6 +62,31 @@ class Candidate:
     squares: tuple[int, ...] = ()  # INCOMPLETE: the squares whose pieces are still to go
 
 
+@dataclass(frozen=True, eq=False)
+class Explanations:
+    """Candidate explanations, their looks stacked to be scored at once."""
+
+    candidates: tuple[Candidate, ...]
+    labels: np.ndarray  # (candidates, squares)
+    owners: np.ndarray
+
+    @classmethod
+    def of(cls, candidates: Iterable[Candidate]) -> Explanations:
+        found = tuple(candidates)
+        if not found:
+            return cls(found, np.empty((0, 0), dtype=np.intp), np.empty((0, 0), dtype=np.intp))
+        return cls(found, np.array([c.labels for c in found]), np.array([c.owners for c in found]))
+
+    def scores(self, label_logp: np.ndarray, owner_logp: np.ndarray) -> np.ndarray:
+        """Each candidate's log-likelihood (a row's sum is the same pairwise sum as one
+        candidate's alone: the figures are those of scoring them one by one)."""
+        if not self.candidates:
+            return np.empty(0)
+        rows = np.arange(self.labels.shape[1])
+        return np.asarray(label_logp[rows, self.labels].sum(axis=1)
+                          + owner_logp[rows, self.owners].sum(axis=1))
+
+
 class Decoder(ABC):
     """Scores the candidate explanations of a reading for one game."""
 
@@ -76,6 +100,9 @@ class Decoder(ABC):
         self.labels = labels
         self.settings = settings or InferenceSettings()
         self._index = {label: i for i, label in enumerate(labels)}
+        # The candidates depend only on the position (and the one before): a board is read
+        # again and again between plies, so the last two kept, stacked, are scored at once.
+        self._explained: dict[tuple[Any, Any], Explanations] = {}
 
     @abstractmethod
     def appearance(self, position: Any, shown: dict[int, str] | None = None
@@ -120,17 +147,13 @@ class Decoder(ABC):
         unsure = reading.confidence() < self.settings.min_square_confidence
         label_logp = np.log(np.clip(reading.probabilities, 1e-9, 1.0))
         owner_logp = _owner_logp(reading, colors)
-        rows = np.arange(reading.squares)
-
-        def score(candidate: Candidate) -> float:
-            return float(label_logp[rows, candidate.labels].sum()
-                         + owner_logp[rows, candidate.owners].sum())
-
-        explanations = chain(self.candidates(position, previous),
-                             self.under_way(position, label_logp))
-        scored = sorted(((score(c), i, c) for i, c in enumerate(explanations)),
-                        key=lambda t: (-t[0], t[1]))
-        best_score, _, best = scored[0]
+        listed = self._explanations(position, previous)
+        built = Explanations.of(self.under_way(position, label_logp))
+        candidates = listed.candidates + built.candidates
+        scores = np.concatenate([listed.scores(label_logp, owner_logp),
+                                 built.scores(label_logp, owner_logp)])
+        order = np.argsort(-scores, kind="stable")  # best first; a tie to the first listed
+        best_score, best = float(scores[order[0]]), candidates[order[0]]
         piece_best = label_logp[:, 1:].max(axis=1) + owner_logp[:, :2].max(axis=1)
         free = float(np.maximum(label_logp[:, 0], piece_best).sum())
         if unsure.any() and (free - best_score > self.settings.max_disagreement
@@ -141,14 +164,21 @@ class Decoder(ABC):
             if pair is not None:
                 return pair
             return Inference(Verdict.ILLEGAL, squares=self._changed(reading, position, colors))
-        runner_up, rival = next(((s, c) for s, _, c in scored[1:] if not same_look(c, best)),
-                                (-np.inf, None))
+        runner_up, rival = next(((float(scores[i]), candidates[i]) for i in order[1:]
+                                 if not same_look(candidates[i], best)), (-np.inf, None))
         margin = best_score - runner_up
         if margin < self.settings.min_margin:
             # The squares the two explanations disagree on: what the players should show.
             assert rival is not None
             return Inference(Verdict.UNREADABLE, margin=margin, squares=differ(best, rival))
         return Inference(best.verdict, best.move, margin, squares=best.squares)
+
+    def _explanations(self, position: Any, previous: Any | None) -> Explanations:
+        key = (position, previous)
+        if key not in self._explained:
+            kept = list(self._explained.items())[-1:]
+            self._explained = {**dict(kept), key: Explanations.of(self.candidates(position, previous))}
+        return self._explained[key]
 
     def _contradicted(self, label_logp: np.ndarray, best: Candidate, free: float,
                       best_score: float) -> bool:

@@ -15,7 +15,7 @@ is built square by square from the reading."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +39,8 @@ from referee.tracking.reading import ColorModel, Reading
 
 COVERS = ("blocked", "empty", "monomino", "tile")  # a square's cover, as the labels name it
 MARKS = ("", "+gold", "+silver")  # by `Position.markers` value: none, Gold, Silver
+_NO_STEPS = np.empty((0, 4), dtype=np.intp)  # a ply that changes nothing after the action
+_NO_SQUARES = np.empty(0, dtype=np.intp)
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,19 +68,22 @@ class RenaissanceDecoder(Decoder):
         super().__init__(game, labels, settings)
         self.game: RenaissanceRules = game
         blocked = self._index["blocked"]
-        table = [[self._index.get(f"{cover}{mark}", blocked) for mark in MARKS]
-                 for cover in COVERS]
-        self._tile_row = table[3]  # (any cover value >= 0: a tile id)
-        self._rows = {BLOCKED: table[0], EMPTY: table[1], MONOMINO: table[2]}
+        table = {cover: [self._index.get(f"{cover}{mark}", blocked) for mark in MARKS]
+                 for cover in COVERS}
+        # Label index by cover, BLOCKED MONOMINO EMPTY or a tile id (the value clipped to
+        # -3..0, plus 3), and marker.
+        assert (BLOCKED, MONOMINO, EMPTY) == (-3, -2, -1)
+        self._table = np.array([table["blocked"], table["monomino"], table["empty"],
+                                table["tile"]], dtype=np.intp)
         self._plies: dict[Position, tuple[list[_Ply], list[_Ply]]] = {}
 
     # --- what a position looks like ---------------------------------------------------
 
-    def labels_of(self, cover: tuple[int, ...], markers: tuple[int, ...]) -> np.ndarray:
-        """Label index per square for a board of `cover` and `markers` (`Position`'s)."""
-        rows, tile = self._rows, self._tile_row
-        return np.fromiter((rows.get(c, tile)[m] for c, m in zip(cover, markers, strict=True)),
-                           dtype=np.intp, count=len(cover))
+    def labels_of(self, cover: Sequence[int] | np.ndarray, markers: Sequence[int] | np.ndarray
+                  ) -> np.ndarray:
+        """Label index per square for a board of `cover` and `markers` (`Position`'s), or
+        for boards of them (one a row)."""
+        return np.asarray(self._table[np.minimum(cover, 0) + 3, np.asarray(markers)])
 
     def appearance(self, position: Position, shown: dict[int, str] | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
@@ -162,20 +167,49 @@ class RenaissanceDecoder(Decoder):
         """`_legal_plies` and `_every_ply`, kept for the last two positions asked about (the
         position and the one before it are read again and again)."""
         if position not in self._plies:
-            plies = [self._ply(position, move)
-                     for move in self.game.moves_to_look_for(position)]
-            plain: dict[Position, tuple[tuple[int, bool], _Ply]] = {}
-            before = self.labels_of(position.cover, position.markers)
-            for ply, after in plies:
-                # (A push-in along the mover's own markers may touch one square too.)
-                push = isinstance(ply.move, PlaceMarker) and position.markers[ply.move.square] > 0
-                rank = (int(np.count_nonzero(ply.acted != before)), push)
-                if after not in plain or rank < plain[after][0]:
-                    plain[after] = (rank, ply)
-            self._plies = {**{k: v for k, v in list(self._plies.items())[-1:]},
-                           position: ([ply for _rank, ply in plain.values()],
-                                      [ply for ply, _after in plies])}
+            moves = self.game.moves_to_look_for(position)
+            if self.game.acts_only(position):
+                acted = self._acted_plies(position, moves)
+                found = (acted, acted)
+            else:
+                found = self._played_plies(position, moves)
+            self._plies = {**dict(list(self._plies.items())[-1:]), position: found}
         return self._plies[position]
+
+    def _acted_plies(self, position: Position, moves: list[Move]) -> list[_Ply]:
+        """The plies of a position whose every ply leaves the board as the player's action
+        leaves it (`RenaissanceRules.acts_only`: most of the preparation's hundreds of tiles,
+        all of phase 2), their boards made at once: none played out, nothing to change after
+        the action, no two alike (so none stands for another)."""
+        if not moves:
+            return []
+        hands = [_hand(self.game, position, move) for move in moves]
+        boards: list[np.ndarray] = []
+        for part, before in enumerate((position.cover, position.markers)):
+            board = np.tile(np.asarray(before, dtype=np.intp), (len(moves), 1))
+            at = [(ply, square, value) for ply, hand in enumerate(hands)
+                  for square, value in hand[part].items()]
+            if at:
+                plies, squares, values = zip(*at, strict=True)
+                board[plies, squares] = values
+            boards.append(board)
+        looks = self.labels_of(*boards)
+        return [_Ply(move, look, look, _NO_STEPS, _NO_SQUARES)
+                for move, look in zip(moves, looks, strict=True)]
+
+    def _played_plies(self, position: Position, moves: list[Move]
+                      ) -> tuple[list[_Ply], list[_Ply]]:
+        """`_legal_plies` and `_every_ply`, each ply played out by the rules."""
+        plies = [self._ply(position, move) for move in moves]
+        plain: dict[Position, tuple[tuple[int, bool], _Ply]] = {}
+        before = self.labels_of(position.cover, position.markers)
+        for ply, after in plies:
+            # (A push-in along the mover's own markers may touch one square too.)
+            push = isinstance(ply.move, PlaceMarker) and position.markers[ply.move.square] > 0
+            rank = (int(np.count_nonzero(ply.acted != before)), push)
+            if after not in plain or rank < plain[after][0]:
+                plain[after] = (rank, ply)
+        return [ply for _rank, ply in plain.values()], [ply for ply, _after in plies]
 
     def _ply(self, position: Position, move: Move) -> tuple[_Ply, Position]:
         acted = self.labels_of(*_acted(self.game, position, move))
@@ -193,19 +227,28 @@ class RenaissanceDecoder(Decoder):
         return acted, self._index[bare], self._index["empty"], settled
 
 
+def _hand(game: RenaissanceRules, position: Position, move: Move
+          ) -> tuple[dict[int, int], dict[int, int]]:
+    """What the player's hand changes: the new cover and marker values, by square."""
+    if isinstance(move, PlaceTile):
+        return dict.fromkeys(move.squares, move.tile), {}
+    if isinstance(move, PlaceMonomino):
+        return {move.square: MONOMINO}, {}
+    if isinstance(move, MoveMarker):
+        return {}, {move.to_square: position.markers[move.from_square], move.from_square: 0}
+    if isinstance(move, PlaceMarker) and position.phase is Phase.PHASE1:
+        placed = game.placed_markers(position, move.square)
+        return {}, {sq: value for sq, value in enumerate(placed) if value != position.markers[sq]}
+    return {}, {move.square: position.turn + 1}
+
+
 def _acted(game: RenaissanceRules, position: Position, move: Move
            ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The cover and markers the moment the player's hand leaves the board."""
     cover, markers = list(position.cover), list(position.markers)
-    if isinstance(move, PlaceTile):
-        for square in move.squares:
-            cover[square] = move.tile
-    elif isinstance(move, PlaceMonomino):
-        cover[move.square] = MONOMINO
-    elif isinstance(move, MoveMarker):
-        markers[move.to_square], markers[move.from_square] = markers[move.from_square], 0
-    elif isinstance(move, PlaceMarker) and position.phase is Phase.PHASE1:
-        markers = list(game.placed_markers(position, move.square))
-    else:
-        markers[move.square] = position.turn + 1
+    cover_at, markers_at = _hand(game, position, move)
+    for square, value in cover_at.items():
+        cover[square] = value
+    for square, value in markers_at.items():
+        markers[square] = value
     return tuple(cover), tuple(markers)

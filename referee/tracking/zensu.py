@@ -28,15 +28,15 @@ class ZensuDecoder(Decoder):
             raise ValueError(f"the classifier lacks the labels {sorted(missing)}")
         super().__init__(game, labels, settings)
         self.game: ZensuRules = game
+        # Label index by the number on a square (0: none; a piece's label is its number).
+        self._by_number = np.array([self._index[label] for label in (EMPTY, *PIECE_LABELS)],
+                                   dtype=np.intp)
 
     def appearance(self, position: Position, shown: dict[int, str] | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
-        board = np.asarray(position.board)
-        labels = np.zeros(len(board), dtype=np.intp)
-        owners = np.full(len(board), -1, dtype=np.intp)
-        for occupied in np.flatnonzero(board):
-            labels[occupied] = self._index[str(abs(int(board[occupied])))]
-            owners[occupied] = 0 if board[occupied] > 0 else 1
+        board = np.asarray(position.board, dtype=np.intp)
+        labels = self._by_number[np.abs(board)]
+        owners = np.where(board > 0, 0, np.where(board < 0, 1, -1))
         for square, label in (shown or {}).items():
             labels[square] = self._index[label]
         return labels, owners
@@ -50,12 +50,13 @@ class ZensuDecoder(Decoder):
                 if not move.is_pass:
                     yield Candidate(Verdict.TAKE_BACK, move,
                                     *self.appearance(game.play(previous, move)))
+        before = self.appearance(position)
         for move in game.legal_moves(position):
             if move.is_pass:
                 continue
             after = game.play(position, move)
             yield Candidate(Verdict.MOVE, move, *self.appearance(after))
-            yield from self._captures_under_way(position, move, after)
+            yield from self._captures_under_way(position, move, after, before)
 
     def forced_move(self, position: Position) -> Move | None:
         return forced_pass(self.game, position)
@@ -64,15 +65,15 @@ class ZensuDecoder(Decoder):
         del position, move
         return f"take off the captured {squares}"
 
-    def _captures_under_way(self, position: Position, move: Move, after: Position
-                            ) -> Iterator[Candidate]:
+    def _captures_under_way(self, position: Position, move: Move, after: Position,
+                            before: tuple[np.ndarray, np.ndarray]) -> Iterator[Candidate]:
         """The board part way through a capturing ply: the piece moved with some captured
         pieces still standing, or captured pieces lifted before the piece moved (the one it
         lands on too: then the move itself is still to come, and the players are told
         nothing until the board shows more)."""
         every = self.game.captures(position, move)
         captured = [s for s in every if s != move.to_square]
-        before_labels, before_owners = self.appearance(position)
+        before_labels, before_owners = before
         labels, owners = self.appearance(after)
         for count in range(1, len(captured) + 1):
             for standing in combinations(captured, count):

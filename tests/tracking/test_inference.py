@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from referee.rules.rinne import RINNE, TENSEI, Move, State
-from referee.tracking.decoding import Verdict
+from referee.tracking.decoding import Candidate, Explanations, Verdict
 from referee.tracking.inference import DICE, MoveInferer
 from referee.tracking.reading import ColorModel
 from tests.tracking.fakes import DICE_LABELS, reading_of
@@ -236,3 +236,17 @@ def test_any_two_legal_plies_are_recovered_exactly(game):
             reply.from_square, reply.to_square)
         if not pending:
             assert result.second == reply
+
+
+def test_candidates_scored_at_once_score_as_one_by_one():
+    """The stacked candidates' scores are the very figures of scoring each alone (the same
+    sums, in the same order), so no decision depends on how they are scored."""
+    rng = np.random.default_rng(3)
+    label_logp = np.log(rng.dirichlet(np.ones(7), size=25))
+    owner_logp = np.log(rng.dirichlet(np.ones(3), size=25))
+    found = [Candidate(Verdict.MOVE, None, rng.integers(0, 7, 25), rng.integers(-1, 2, 25))
+             for _ in range(300)]
+    rows = np.arange(25)
+    one_by_one = [label_logp[rows, c.labels].sum() + owner_logp[rows, c.owners].sum()
+                  for c in found]
+    assert Explanations.of(found).scores(label_logp, owner_logp).tolist() == one_by_one

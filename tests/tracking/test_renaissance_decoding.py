@@ -1,10 +1,16 @@
 """Renaissance readings decoded in context: each kind of ply, the board part way through an
 acquisition and through the monomino fill, the sample game refereed to its recorded result
-from readings alone, and a placement the rules forbid."""
+from readings alone, a placement the rules forbid, and the plies' boards made at once as the
+rules play them out."""
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
+
 import numpy as np
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from referee.app.events import EventKind
 from referee.app.state_machine import Referee
@@ -12,6 +18,7 @@ from referee.rules import Match
 from referee.rules.records import read_record
 from referee.rules.renaissance import RenaissanceRules
 from referee.rules.renaissance_position import Phase, Position
+from referee.rules.renaissance_ruleset import default_settings
 from referee.tracking.decoding import Verdict
 from referee.tracking.reading import Reading
 from referee.tracking.renaissance import RenaissanceDecoder
@@ -176,3 +183,33 @@ def test_a_tile_shifted_after_it_was_accepted_is_taken_back_and_the_shift_record
         (EventKind.TAKE_BACK, GAME.move_text(start, off)),
         (EventKind.ACCEPTED, GAME.move_text(start, meant))]
     assert referee.match.moves == [meant]
+
+
+ALLOW = RenaissanceRules(replace(default_settings(), dead_end="allow"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([GAME, ALLOW]), st.integers(0, 2**32 - 1),
+       st.integers(0, 13) | st.integers(0, 110))
+def test_plies_made_at_once_are_those_the_rules_play_out(game: RenaissanceRules, seed: int,
+                                                         plies: int) -> None:
+    """Where the rules say every ply only acts (`acts_only`), the boards made at once are
+    those of each ply played out, and none stands for another (as often in the preparation,
+    whose last tile does not only act, as in the rest of the game)."""
+    position = game.start()
+    rng = random.Random(seed)
+    for _ in range(plies):
+        moves = game.legal_moves(position)
+        if not moves:
+            break
+        position = game.play(position, rng.choice(moves))
+    assume(game.acts_only(position))
+    decoder = RenaissanceDecoder(game, LABELS)
+    moves = game.moves_to_look_for(position)
+    made = decoder._acted_plies(position, moves)
+    for played in decoder._played_plies(position, moves):
+        assert [p.move for p in played] == [p.move for p in made] == moves
+        for slow, fast in zip(played, made, strict=True):
+            for a, b in ((slow.acted, fast.acted), (slow.settled, fast.settled),
+                         (slow.steps, fast.steps), (slow.changing, fast.changing)):
+                assert a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
