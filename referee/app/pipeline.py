@@ -8,6 +8,7 @@ so the same code serves a live camera and recorded footage."""
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -129,6 +130,7 @@ class BoardReader:
         self._fix: MarkerFix | None = None
         self._bend: float | None = None  # the lens's bend the markers showed (a camera's own)
         self._last_probe_s = -np.inf
+        _ready_for_readings()
 
     def look(self, frame_bgr: np.ndarray, time_s: float
              ) -> tuple[np.ndarray, BoardPose | None, bool]:
@@ -372,6 +374,18 @@ class BoardReader:
                                            self.classifier.labels, look)
         return Reading(self.labels, probabilities[:, self._columns],
                        crop_colors(crops, self.crop_spec), frame_index, time_s)
+
+
+def _ready_for_readings() -> None:
+    """What would otherwise be built during the first readings is built now: OpenCV's Lab
+    tables (about 80 ms at the first BGR to Lab conversion, `crop_colors`); and, once a
+    process, the objects of the start-up (models, tables) are collected and frozen out of the
+    garbage collector's full passes, one of which (about 9 ms, every object it tracks) would
+    otherwise fall in a reading."""
+    cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), cv2.COLOR_BGR2LAB)
+    if not gc.get_freeze_count():
+        gc.collect()
+        gc.freeze()
 
 
 def crop_colors(crops: np.ndarray, spec: CropSpec) -> np.ndarray:
