@@ -62,7 +62,7 @@ from referee.vision.grid_search import (
     search_small_board,
 )
 from referee.vision.lattice import out_sides
-from referee.vision.lens_bend import Bend, measure_bend, straightest_k
+from referee.vision.lens_bend import LAMBDAS, Bend, measure_bend, straightest_k
 from referee.vision.line_profiles import (
     small_board,
 )
@@ -139,7 +139,9 @@ def bent_lines(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSetting
     if s.lens_bend_ratio <= 0:
         return None
     bend = measure_bend(to_grey(frame_bgr), pose)
-    if bend is not None and bend.k < 0 and bend.bow >= s.lens_bend_bow and (
+    # A k at the end of those tried is no lens found: the lines bend as no lens in reach
+    # bends them (a paper board curling: real wide lenses read -0.1 to -0.2).
+    if bend is not None and LAMBDAS[0] < bend.k < 0 and bend.bow >= s.lens_bend_bow and (
             bend.rms_seen >= s.lens_bend_ratio * bend.rms_fitted):
         return bend
     return None
