@@ -105,6 +105,11 @@ def changed_pixels(now: np.ndarray, before: np.ndarray, arm: ArmSettings) -> np.
     """Pixels of `now` darker or lighter, on average over a patch around them, than every
     pixel of `before` (aligned with it) nearby: lines a little off are no change."""
     before = aligned(before, now, arm.align_px)
+    # Each view was normalised by its own median, which a piece laid moves as much as the
+    # light does (a light tile on dark squares made the whole view 5% darker, and the bright
+    # table at the view's edge changed as an arm does): the two are matched by their pixels'
+    # median ratio instead, which only a change over most of the view moves.
+    before = before * float(np.median(now / np.maximum(before, 1.0)))
     window = np.ones((2 * arm.shift_px + 1, 2 * arm.shift_px + 1), np.uint8)
     darker = cv2.erode(before, window) - now
     lighter = now - cv2.dilate(before, window)
