@@ -50,6 +50,8 @@ SKIP=(
     --deselect tests/test_calibrated.py::test_render_draws_through_the_camera_file
     --deselect tests/test_calibrated.py::test_with_the_camera_file_the_board_and_squares_land_where_the_truth_says
     --deselect tests/test_calibrated.py::test_render_refuses_a_lens_it_cannot_draw
+    # the whole Renaissance demo game (466 s of footage): the main suite replays it
+    --deselect tests/test_demo.py::test_the_renaissance_demo_reads_the_constructed_game_through_every_phase
 )
 # Of the footage, the Zensū and Renaissance faults of the camera and the table (light, bump,
 # dropped frames, a knock, a capture half removed) replay under the lab's versions only: the

@@ -537,7 +537,7 @@ def _add_replay(verb: VerbAdder) -> None:
                            "pi-camera-module-3-<W>x<H>.yaml for the frame size)")
     _spectator_arguments(live)
     demo = verb("demo", _demo, "replay the bundled footage of a whole game: the designer's sample "
-                "game of Rinne, or a game of Zensū")
+                "game of Rinne, or a game of Zensū or of Renaissance")
     demo.add_argument("--game", choices=sorted(DEMO_GAMES), default="rinne",
                       help="which game's footage (default rinne)")
     demo.add_argument("--out", default=DEMO_OUT, help="folder for the log, record, keyframes and "

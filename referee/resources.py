@@ -31,7 +31,9 @@ def calibration_dir() -> Path:
 
 
 DEMO_GAMES = {"rinne": "the designer's sample game of Rinne",
-              "zensu": "a constructed game of Zensū, Red winning with a double capture"}
+              "zensu": "a constructed game of Zensū, Red winning with a double capture",
+              "renaissance": "a constructed game of Renaissance through every phase, Gold winning "
+                             "on points"}
 
 
 def demo_footage(game: str = "rinne") -> Path:

@@ -38,3 +38,21 @@ def test_the_zensu_demo_reads_the_constructed_game_to_reds_double_capture(tmp_pa
                 if line[:1].isdigit()]
     assert recorded == published
     assert not any("illegal move" in line for line in out)
+
+
+def test_the_renaissance_demo_reads_the_constructed_game_through_every_phase(tmp_path, capsys):
+    """Preparation, the monomino fill, phase 1 with its acquisitions and push-ins, the
+    clearing, phase 2 and the score: the record exact, nothing illegal, the report drawn."""
+    assert main(["demo", "--game", "renaissance", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    record = (DATA / "records" / "renaissance-demo.txt").read_text().splitlines()
+    published = [line for line in record if line[:1].isdigit()]
+    assert any(line.startswith(f"{len(published)} plies read; Gold wins (score: Gold ")
+               for line in out)
+    recorded = [line for line in (tmp_path / "game.txt").read_text().splitlines()
+                if line[:1].isdigit()]
+    assert recorded == published
+    assert not any("illegal move" in line for line in out)
+    assert any("takes the" in line for line in out)  # an acquisition told
+    expected = Expected.load(demo_footage("renaissance").with_suffix(".expected.json"))
+    assert tuple(published) == expected.plies
