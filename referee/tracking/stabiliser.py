@@ -47,6 +47,7 @@ class ArmSettings:
     min_px: int = 40
     edge_px: int = 2
     gap_px: int = 3  # a sleeve and its hand may be this far apart where they meet the grid
+    light_match: float = 1.25  # the most the views' light is matched by (see changed_pixels)
     # Past this share of the view changed, the views do not compare pixel by pixel (the light,
     # the focus or the pose changed): the ring of cells around the grid must agree.
     comparable: float = 0.4
@@ -108,8 +109,11 @@ def changed_pixels(now: np.ndarray, before: np.ndarray, arm: ArmSettings) -> np.
     # Each view was normalised by its own median, which a piece laid moves as much as the
     # light does (a light tile on dark squares made the whole view 5% darker, and the bright
     # table at the view's edge changed as an arm does): the two are matched by their pixels'
-    # median ratio instead, which only a change over most of the view moves.
-    before = before * float(np.median(now / np.maximum(before, 1.0)))
+    # median ratio instead, which only a change over most of the view moves. A piece moves
+    # it a few percent; beyond `light_match` it is no piece (a covered lens: a black view),
+    # and is left as it was.
+    ratio = float(np.median(now / np.maximum(before, 1.0)))
+    before = before * float(np.clip(ratio, 1 / arm.light_match, arm.light_match))
     window = np.ones((2 * arm.shift_px + 1, 2 * arm.shift_px + 1), np.uint8)
     darker = cv2.erode(before, window) - now
     lighter = now - cv2.dilate(before, window)
