@@ -34,8 +34,10 @@ def test_a_live_game_stopped_by_a_signal_writes_its_record_and_report(
     command = [sys.executable, "-m", "referee", "live", "--game", "rinne", "--pieces", PIECES,
                "--camera", str(GAME), "--speed", "3", "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    # (A suite started in the background by a shell without job control inherits SIGINT
+    # ignored, and so would the referee: it gets SIGINT's default back, as at a terminal.)
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=env)
+                           env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while len(accepted(out / "game.jsonl")) < 2:
         assert run.poll() is None, run.communicate()
