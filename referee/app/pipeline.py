@@ -39,11 +39,10 @@ from referee.vision.board_finder import find_board, find_board_and_lens
 from referee.vision.board_tracker import refit, track
 from referee.vision.classifier import Classifier
 from referee.vision.corner_guesses import corner_network
-from referee.vision.crops import CropSpec
+from referee.vision.crops import CropSpec, scaled_quads
 from referee.vision.line_profiles import small_board
 from referee.vision.monomino import MONOMINO_MODEL, second_opinion
 from referee.vision.motion import Anchor, anchor, moved_by, shift_since
-from referee.vision.piece_size import scaled_quads
 from referee.vision.pose import BoardPose
 from referee.vision.second_look import SecondLook, read_squares
 from referee.vision.settings import VisionSettings, default_settings

@@ -44,6 +44,13 @@ class CropSpec:
         return self.size * self.margin / (1.0 + 2.0 * self.margin)
 
 
+def scaled_quads(quads: np.ndarray, scale: float) -> np.ndarray:
+    """Each quad (N, 4, 2) scaled about its centre."""
+    quads = np.asarray(quads, np.float64)
+    centres = quads.mean(axis=1, keepdims=True)
+    return np.asarray(centres + (quads - centres) * scale, np.float32)
+
+
 def as_quad(points: NDArray[np.floating] | list[list[float]]) -> Quad:
     quad = np.asarray(points, dtype=np.float32)
     if quad.shape != (4, 2) or not np.all(np.isfinite(quad)):

@@ -47,10 +47,3 @@ def mean_log_likelihood(probabilities: np.ndarray, targets: np.ndarray) -> float
     """The mean log-probability a model gives the known labels `targets` (one a row)."""
     picked = probabilities[np.arange(len(targets)), targets]
     return float(np.mean(np.log(np.clip(picked, 1e-9, 1.0))))
-
-
-def scaled_quads(quads: np.ndarray, scale: float) -> np.ndarray:
-    """Each quad (N, 4, 2) scaled about its centre."""
-    quads = np.asarray(quads, np.float64)
-    centres = quads.mean(axis=1, keepdims=True)
-    return np.asarray(centres + (quads - centres) * scale, np.float32)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from referee.vision.classifier import Classifier
-from referee.vision.crops import ImageBGR, crop_squares, grid_crops
+from referee.vision.crops import ImageBGR, crop_squares, grid_crops, scaled_quads
 
 _WAYS = ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0))
 
@@ -61,8 +61,6 @@ def read_squares(classifier: Classifier, frame_bgr: ImageBGR, quads: np.ndarray,
 
 
 def _moved(quads: np.ndarray, look: SecondLook) -> list[np.ndarray]:
-    centres = quads.mean(axis=1, keepdims=True)
     step = look.shift * np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1)[:, None, None]
-    moved = [centres + (quads - centres) * scale for scale in look.scales]
-    moved += [quads + step * np.array(way) for way in _WAYS]
-    return [m.astype(np.float32) for m in moved]
+    moved = [scaled_quads(quads, scale) for scale in look.scales]
+    return moved + [(quads + step * np.array(way)).astype(np.float32) for way in _WAYS]

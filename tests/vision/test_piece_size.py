@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from referee.calibration.files import BoardProfile, CalibrationError, PlayerPieces, load_board, save_board
-from referee.vision.piece_size import CROP_SCALES, best_crop_scale, mean_log_likelihood, scaled_quads
+from referee.vision.crops import scaled_quads
+from referee.vision.piece_size import CROP_SCALES, best_crop_scale, mean_log_likelihood
 
 PIECES = PlayerPieces("white", "#f0f0f0", "#1a1a1a")
 
