@@ -4,9 +4,11 @@ file in tests/data/footage/ (rendered once and committed) beside its `.expected.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from referee.app.pipeline import BoardReader, GameLoop
 from referee.app.replay import replay_footage
 from referee_lab.footage_check import Expected, accepted_plies, moves_during_hands
 from tests import DATA
@@ -20,8 +22,10 @@ def test_there_is_footage_to_replay():
 
 
 @pytest.mark.parametrize("video", CASES, ids=[c.stem for c in CASES])
-def test_footage_replays_to_its_expected_record(video: Path, tmp_path: Path):
+def test_footage_replays_to_its_expected_record(video: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch):
     expected = Expected.load(video.with_suffix(".expected.json"))
+    cuts = count_cuts(monkeypatch)
     result = replay_footage(video, expected.game, pieces=expected.pieces, out=tmp_path)
     assert accepted_plies(result.events) == list(expected.plies)
     if expected.result:
@@ -33,3 +37,34 @@ def test_footage_replays_to_its_expected_record(video: Path, tmp_path: Path):
     assert set(expected.events) <= kinds
     record = (tmp_path / "game.txt").read_text().splitlines()
     assert [line for line in record if line[:1].isdigit()] == list(expected.plies)
+    # One cut of the board a reading: the sides a start looks the same from, and the side a
+    # first move is seen from, are told apart on one reading renamed (Rinne's and Tensei's
+    # set-up cuts again where the start was not read clearly from the first side).
+    setup, game = cuts["setup"], cuts["game"]
+    assert game and set(game) == {1}
+    if expected.game in ("renaissance", "zensu"):
+        assert setup and set(setup) == {1}
+
+
+def count_cuts(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[int]]:
+    """How many times each reading cuts the board (`BoardReader.read`), at the set-up and
+    after it."""
+    cuts: dict[str, list[int]] = {"setup": [], "game": []}
+    calls: list[int] = []
+    read, judge = BoardReader.read, GameLoop._judge
+
+    def counted_read(self: BoardReader, *args: Any) -> Any:
+        calls.append(1)
+        return read(self, *args)
+
+    def counted_judge(self: GameLoop, *args: Any) -> Any:
+        stage = "setup" if self.referee.phase.name == "SETUP" else "game"
+        before = len(calls)
+        try:
+            return judge(self, *args)
+        finally:
+            cuts[stage].append(len(calls) - before)
+
+    monkeypatch.setattr(BoardReader, "read", counted_read)
+    monkeypatch.setattr(GameLoop, "_judge", counted_judge)
+    return cuts

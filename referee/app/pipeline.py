@@ -491,9 +491,12 @@ class GameLoop:
         referee = self.referee
         if referee.phase is Phase.SETUP:
             return self._set_up(frame_bgr, frame_index, time_s)
-        reading = self.reader.read(frame_bgr, pose, frame_index, time_s)
-        if self._other_sides and not referee.match.moves:
-            reading = self._first_move_decides_sides(frame_bgr, reading)
+        if self._other_sides and not referee.match.moves and not referee.inferer.uses_colours:
+            reading = self._read_from_the_first_arms_side(frame_bgr, pose, frame_index, time_s)
+        else:
+            reading = self.reader.read(frame_bgr, pose, frame_index, time_s)
+            if self._other_sides and not referee.match.moves:
+                reading = self._first_move_decides_sides(reading)
         if referee.match.moves:
             self._other_sides = ()
         return referee.on_reading(reading)
@@ -503,8 +506,7 @@ class GameLoop:
         sides (Rinne's does), the side whose pieces make the first move is the first
         player's: the other orientations are kept until then."""
         reader = self.reader
-        readings = [(k, reader.read(frame_bgr, reader.turned(k), frame_index, time_s))
-                    for k in reader.turn_options()]
+        readings = self._every_side(frame_bgr, frame_index, time_s)
         # Sides read surely first; else those where only some squares were unsure (a board
         # that shows every piece of the start where it belongs is the start).
         matching = ([(k, r) for k, r in readings if self.referee.shows_setup(r)]
@@ -525,23 +527,40 @@ class GameLoop:
         self._other_sides = () if decided else others
         return self.referee.on_reading(matching[0][1])
 
-    def _first_move_decides_sides(self, frame_bgr: np.ndarray, reading: Reading) -> Reading:
+    def _every_side(self, frame_bgr: np.ndarray, frame_index: int, time_s: float
+                    ) -> list[tuple[int, Reading]]:
+        """The board read as named from each side that may be the first player's. Where it
+        clearly shows a start that looks the same from another side, it is cut once: from
+        there it is the same reading with its squares named from there."""
+        reader = self.reader
+        first, *rest = reader.turn_options()
+        pose = reader.turned(first)
+        seen = reader.read(frame_bgr, pose, frame_index, time_s)
+        readings = [(first, seen)]
+        for turns in rest:
+            turned = reader.turned(turns)
+            renamed = seen.reordered(pose.squares_named_by(turned))
+            alike = self.referee.shows_setup(seen) and self.referee.shows_setup(renamed)
+            readings.append((turns, renamed if alike else
+                             reader.read(frame_bgr, turned, frame_index, time_s)))
+        return readings
+
+    def _first_move_decides_sides(self, reading: Reading) -> Reading:
         """Before the first move: if the board only makes sense seen from another side,
-        name the corners from that side (and the colours' owners swap with it). One ply
+        name the corners from that side (and the colours' owners swap with it; the reading is
+        renamed, not cut again, so the sides are told apart on the same reading). One ply
         decides: seen from the wrong side it is the second player moving first. Two plies
         read at once look legal from both sides of a symmetric start; then the side the
         first arm reached in from is taken for the first player's."""
         referee, reader = self.referee, self.reader
         verdict = referee.inspect(reading).verdict
-        if not referee.inferer.uses_colours:
-            return self._arm_decides_sides(frame_bgr, reading, verdict)
         if verdict in (Verdict.MOVE, Verdict.NO_CHANGE):
             return reading
         assert referee.colors is not None
         others: dict[int, tuple[Reading, Verdict]] = {}
+        pose = reader.turned(reader.turns)
         for turns in self._other_sides:
-            seen = reader.read(frame_bgr, reader.turned(turns), reading.frame_index,
-                               reading.time_s)
+            seen = reading.reordered(pose.squares_named_by(reader.turned(turns)))
             referee.colors = referee.colors.swapped()
             verdict = referee.inspect(seen).verdict
             referee.colors = referee.colors.swapped()
@@ -554,25 +573,29 @@ class GameLoop:
         if turns == reader.turns:
             return reading
         seen, verdict = others[turns]
-        # Not read as two plies from the arm's side (a square unsure there): look from that
+        # Not read as two plies from the arm's side: look from that
         # side, but keep the others open, rather than take the pair the other side shows.
         return self._name_from(turns, seen, decided=verdict is Verdict.TWO_MOVES)
 
-    def _arm_decides_sides(self, frame_bgr: np.ndarray, reading: Reading, verdict: Verdict
-                           ) -> Reading:
+    def _read_from_the_first_arms_side(self, frame_bgr: np.ndarray, pose: BoardPose,
+                                       frame_index: int, time_s: float) -> Reading:
         """Pieces that are nobody's on a start that looks the same from every side
         (Renaissance's empty board): the first ply is legal seen from any side, so the side
-        the first arm reached in from is the first mover's."""
-        if verdict is Verdict.NO_CHANGE or self._first_arm is None:
-            return reading
+        the first arm reached in from is the first mover's. The board is cut once, as named
+        from there; if nothing changed, every side stays open."""
         reader = self.reader
+        if self._first_arm is None:
+            return reader.read(frame_bgr, pose, frame_index, time_s)
         turns = min((reader.turns, *self._other_sides), key=self._arm_distance)
+        turned = pose.rotated((turns - reader.turns) % 4)
+        reading = reader.read(frame_bgr, turned, frame_index, time_s)
+        if self.referee.inspect(reading).verdict is Verdict.NO_CHANGE:
+            return reading.reordered(turned.squares_named_by(pose))
         self._other_sides = ()
-        if turns == reader.turns:
-            return reading
-        log.info("the first player sits on another side")
-        reader.turns = turns
-        return reader.read(frame_bgr, reader.turned(turns), reading.frame_index, reading.time_s)
+        if turns != reader.turns:
+            log.info("the first player sits on another side")
+            reader.turns = turns
+        return reading
 
     def _name_from(self, turns: int, seen: Reading, *, decided: bool) -> Reading:
         """Name the corners from another side from now on."""

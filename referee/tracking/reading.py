@@ -7,7 +7,7 @@ referee learns from the start position, not by a trained class."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -42,6 +42,11 @@ class Reading:
 
     def occupied(self, threshold: float = 0.5) -> np.ndarray:
         return np.asarray(self.probabilities[:, 0] < threshold)
+
+    def reordered(self, order: np.ndarray) -> Reading:
+        """The same reading with square i taken from square `order[i]`: the board named from
+        another side (`BoardPose.squares_named_by`)."""
+        return replace(self, probabilities=self.probabilities[order], colors=self.colors[order])
 
 
 # Lightness counts half in colour distances: the shaded side of a white die seen steeply is

@@ -95,6 +95,15 @@ class BoardPose:
         return BoardPose.from_homography(self.h @ _rotation(k, self.files, self.ranks),
                                          self.files, self.ranks)
 
+    def squares_named_by(self, other: BoardPose) -> NDArray[np.intp]:
+        """For each square as `other` names it (the same board with its corners named from
+        another side, `rotated`), its index as this pose names it; rules order, rank by rank
+        from a1."""
+        rank, file = np.divmod(np.arange(other.files * other.ranks), other.files)
+        centres = np.stack([file, rank], axis=1) + 0.5
+        here = np.floor(apply_homography(np.linalg.inv(self.h) @ other.h, centres)).astype(np.intp)
+        return np.asarray(here[:, 1] * self.files + here[:, 0], dtype=np.intp)
+
     def orientations(self) -> tuple[BoardPose, ...]:
         """Every way of naming the corners: 4 for a square board, 2 otherwise."""
         step = 1 if self.files == self.ranks else 2

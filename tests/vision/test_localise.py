@@ -14,6 +14,7 @@ from referee.vision.lattice import _cells_of, _lattice_counts, _refit_lattice, b
 from referee.vision.lines import hough_lines, split_families, third_family
 from referee.vision.pose import BoardPose, board_corners, corner_error
 from referee.vision.settings import default_settings, load_settings
+from referee.vision.warp import top_face_quads
 from tests.vision.scenes import Scene, make_scene
 
 CASES = [  # seed, files, ranks, style, tilt, rotation, hand
@@ -109,6 +110,23 @@ def test_rotations_rename_the_corners() -> None:
     with pytest.raises(ValueError):
         tall.rotated(1)
     assert tall.with_a1_near(tall.corners[2]).corners[0] == pytest.approx(tall.corners[2])
+
+
+def test_a_board_named_from_another_side_names_the_same_squares_otherwise() -> None:
+    h = np.array([[50.0, 5, 100], [3, -48, 500], [1e-4, 2e-4, 1]])
+    for files, ranks, step in ((5, 5, 1), (5, 6, 2)):
+        pose = BoardPose.from_homography(h, files, ranks)
+        quads = top_face_quads(pose, (1280, 720), height=0.0)
+        for k in range(0, 4, step):
+            turned = pose.rotated(k)
+            order = pose.squares_named_by(turned)
+            assert sorted(order) == list(range(files * ranks))
+            # each square, named from the other side, lies in the same place
+            there = top_face_quads(turned, (1280, 720), height=0.0)
+            np.testing.assert_allclose(there.mean(axis=1), quads[order].mean(axis=1), atol=1e-6)
+    square = BoardPose.from_homography(h, 3, 3)  # a1 a quarter turn on is the old c1
+    assert square.squares_named_by(square.rotated(1)).reshape(3, 3).tolist() == [
+        [2, 5, 8], [1, 4, 7], [0, 3, 6]]
 
 
 def test_tracking_follows_small_moves_and_gives_up_on_big_ones() -> None:
