@@ -264,6 +264,43 @@ def _margin_maps(width: int, height: int, fx: float, fy: float, cx: float, cy: f
     return shifted
 
 
+def turned_about_centre(steady: Camera, camera: Camera) -> bool:
+    """Whether `camera` is `steady` turned about its own centre (a trembling camera): the
+    same lens in the same place."""
+    lens = ("width", "height", "fx", "fy", "cx", "cy", "dist")
+    return all(getattr(steady, name) == getattr(camera, name) for name in lens) and bool(
+        np.allclose(steady.position, camera.position, rtol=0.0, atol=1e-6))
+
+
+def through_lens(canvas_image: npt.NDArray[np.uint8], drawn_from: Camera, camera: Camera,
+                 margin: int) -> npt.NDArray[np.uint8]:
+    """The frame `camera` takes of a canvas drawn from `drawn_from`: the same camera, or the
+    same turned about its centre, whose view is the drawn one through the homography
+    K R_drawn R_camera^T K^-1, composed with the lens's map into one resampling."""
+    if drawn_from == camera:
+        return Canvas(camera, margin).distort(canvas_image)
+    k = np.array([[camera.fx, 0.0, camera.cx + margin], [0.0, camera.fy, camera.cy + margin],
+                  [0.0, 0.0, 1.0]])
+    back = k @ drawn_from.R @ camera.R.T @ np.linalg.inv(k)
+    points = _lens_points(camera.width, camera.height, camera.fx, camera.fy, camera.cx,
+                          camera.cy, camera.dist, margin)
+    where = cv2.perspectiveTransform(points, back).reshape(camera.height, camera.width, 2)
+    out = cv2.remap(canvas_image, where, None,  # type: ignore[call-overload]  # (one 2-channel map)
+                    cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    return np.asarray(out, dtype=canvas_image.dtype)
+
+
+@lru_cache(maxsize=4)
+def _lens_points(width: int, height: int, fx: float, fy: float, cx: float, cy: float,
+                 dist: tuple[float, float, float, float, float], margin: int,
+                 ) -> npt.NDArray[np.float32]:
+    """The lens's map on the canvas as (pixels, 1, 2) points, for `cv2.perspectiveTransform`."""
+    map_x, map_y = _margin_maps(width, height, fx, fy, cx, cy, dist, margin)
+    points = np.stack([map_x, map_y], axis=-1).reshape(-1, 1, 2)
+    points.flags.writeable = False
+    return points
+
+
 @dataclass(frozen=True)
 class Canvas:
     """The undistorted drawing surface of a camera: pinhole projection plus a margin."""

@@ -19,7 +19,16 @@ import numpy.typing as npt
 import referee_lab.synth.textures as tx
 from referee.errors import RenderError
 from referee_lab.synth.board import BoardLayout, draw_board, sample_layout
-from referee_lab.synth.camera import Camera, CameraSpec, Canvas, Lens, make_canvas, sample_camera
+from referee_lab.synth.camera import (
+    Camera,
+    CameraSpec,
+    Canvas,
+    Lens,
+    make_canvas,
+    sample_camera,
+    through_lens,
+    turned_about_centre,
+)
 from referee_lab.synth.clutter import draw_flat_clutter, spare_dice
 from referee_lab.synth.games import GameSpec
 from referee_lab.synth.hands import HandPose, draw_hand, shadow_polygons
@@ -187,6 +196,7 @@ class Scene:
         self._bg_key: tuple[object, ...] | None = None
         self._bg: Image | None = None
         self._kept = Placements()
+        self._still: tuple[tuple[object, ...], FrameState, Image] | None = None
 
     # --- static parts ----------------------------------------------------------------
 
@@ -360,6 +370,27 @@ class Scene:
     def render(self, state: FrameState, rng: np.random.Generator, index: int = 0,
                ) -> tuple[Image, FrameTruth]:
         camera = state.camera or self.camera
+        # A trembling camera turns about its own centre: its view is the steady camera's
+        # through a homography, so the scene is drawn from the steady camera (and kept while
+        # nothing on the table moves) and turned on its way through the lens.
+        drawn_from = self.camera if turned_about_centre(self.camera, camera) else camera
+        image, hand_mask = self._drawn(state, drawn_from)
+        frame = through_lens(image, drawn_from, camera, self.canvas.margin)
+        occluded: tuple[str, ...] = ()
+        if hand_mask is not None:
+            seen_mask = through_lens(hand_mask, drawn_from, camera, self.canvas.margin)
+            occluded = self._occluded(Canvas(camera, self.canvas.margin), seen_mask, state)
+        if self.options.effects:
+            frame = apply_sensor(frame, self.style, rng, state.exposure)
+        return frame, self.truth(index, camera, state, occluded)
+
+    def _drawn(self, state: FrameState, camera: Camera) -> tuple[Image, Image | None]:
+        """The canvas of `state` drawn from `camera`, depth of field applied, and the hand's
+        mask; a frame with no hand and nothing carried, whose pieces, board and loose things
+        are those of the last such frame, is that frame's canvas again."""
+        key = _still_key(state, camera)
+        if key is not None and self._still is not None and self._still[0] == key:
+            return self._still[2], None
         canvas, background = self._background(state.board, camera)
         image = background.copy()
         light = self.style.light
@@ -377,13 +408,11 @@ class Scene:
         if state.hand is not None:
             hand_mask = draw_hand(image, canvas, state.hand, light)
         self._defocus(image, canvas)
-        frame = canvas.distort(image)
-        occluded: tuple[str, ...] = ()
-        if hand_mask is not None:
-            occluded = self._occluded(canvas, canvas.distort(hand_mask), state)
-        if self.options.effects:
-            frame = apply_sensor(frame, self.style, rng, state.exposure)
-        return frame, self.truth(index, camera, state, occluded)
+        if key is not None:
+            image.flags.writeable = False
+            # (the state is kept with it: the objects its key names by identity stay alive)
+            self._still = (key, state, image)
+        return image, hand_mask
 
     def _defocus(self, image: Image, canvas: Canvas) -> None:
         """Depth of field: the lens focuses on the board; what lies nearer or farther (the
@@ -473,6 +502,16 @@ class Scene:
                           pts(corners), pts(grid), pts(edge), squares, occluded,
                           state.steady and state.hand is None, state.hand is not None, tops)
 
+
+
+def _still_key(state: FrameState, camera: Camera) -> tuple[object, ...] | None:
+    """What a frame with no hand and nothing carried is drawn from: the camera, the board's
+    pose, and its pieces and loose things by identity (the director keeps them from frame
+    to frame while nothing moves); None for a frame with a hand."""
+    if state.hand is not None or state.carried is not None:
+        return None
+    return (camera, state.board, tuple(state.contents), tuple(map(id, state.contents.values())),
+            tuple(state.poses), tuple(map(id, state.poses.values())), tuple(map(id, state.extras)))
 
 
 def tilt_of(camera: Camera) -> float:

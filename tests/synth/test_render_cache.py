@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from referee_lab.synth.camera import through_lens
 from referee_lab.synth.director import Director
 from referee_lab.synth.footage import plan_acts, random_match
 from referee_lab.synth.games import contents_from_position, game_spec
@@ -74,3 +75,25 @@ def test_face_shades_agree_with_shade() -> None:
             diffuse, spec = shade(f.colour, world_n[i], views[i], light, mesh)
             np.testing.assert_allclose(gains[i], np.array(light.colour) * diffuse, rtol=1e-12)
             np.testing.assert_allclose(specs[i], spec, rtol=1e-9, atol=1e-9)
+
+
+def test_a_trembling_cameras_frame_is_the_steady_canvas_turned() -> None:
+    """A shaken camera turns about its centre: its frame, the steady camera's canvas through
+    the turn's homography and the lens at once, is the frame drawn from the shaken camera
+    itself, but for resampling; the truth is the shaken camera's."""
+    options = RenderOptions(width=320, height=180, effects=False)
+    scene, states = _states("zensu", 4, 1)
+    shaken = [s for s in states if s.camera is not None and s.hand is not None][-1]
+    camera = shaken.camera
+    assert camera is not None and camera != scene.camera
+    scene = Scene(game_spec("zensu"), 4, options)
+    frame, truth = scene.render(shaken, np.random.default_rng(1))
+    drawn, _hand = Scene(game_spec("zensu"), 4, options)._drawn(shaken, camera)
+    direct = through_lens(drawn, camera, camera, scene.canvas.margin)
+    difference = np.abs(frame.astype(np.int16) - direct.astype(np.int16))
+    assert float(difference.mean()) < 1.0 and np.percentile(difference, 99) < 16
+    assert truth.camera == scene.truth(0, camera, shaken, ()).camera
+    still = [s for s in states if s.hand is None and s.carried is None][-2:]
+    first, again = (scene._drawn(s, scene.camera)[0] for s in still)
+    assert again is first, "a still frame is the last still frame's canvas again"
+    assert scene._drawn(shaken, scene.camera)[0] is not first
