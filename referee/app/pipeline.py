@@ -37,6 +37,7 @@ from referee.tracking.zensu import ZensuDecoder
 from referee.vision.aruco import ArucoLayout, MarkerFix, probe_aruco, search_aruco, track_aruco
 from referee.vision.board_finder import find_board, find_board_and_lens
 from referee.vision.board_tracker import refit, track
+from referee.vision.change import square_changes
 from referee.vision.classifier import Classifier
 from referee.vision.corner_guesses import corner_network
 from referee.vision.crops import CropSpec, scaled_quads
@@ -73,6 +74,10 @@ class PipelineSettings:
     still_shift: float = 0.1
     still_response: float = 0.5
     second_look: SecondLook = field(default_factory=SecondLook)  # at unsure squares
+    # A square whose middle changed less than this (grey levels, `vision.change`) since the
+    # board last showed the position is taken as unchanged, to tell apart explanations the
+    # classifier scores alike (no square that changed measured under 24 on the footage)
+    unchanged_below: float = 12.0
     # While the image round the board is unchanged since it was last tracked (no cell of a
     # small grey thumbnail of it moved more than `hold_grey` levels), the pose stands without
     # a fit: tracking is most of a frame's time, and a still board is most frames. At least
@@ -430,6 +435,8 @@ class GameLoop:
         self._first_arm: np.ndarray | None = None  # where the first arm after the start came in
         self._refitted_while_still = False
         self._clean_frame: np.ndarray | None = None  # the frame arms are looked for against
+        # The position as last read and accepted, and the frame it was read from
+        self._position_seen: tuple[Any, np.ndarray] | None = None
 
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
@@ -444,7 +451,7 @@ class GameLoop:
         if self.reader.moved:  # bumped: the view changed, read the board afresh
             self.reader.moved = False
             self.stabiliser.forget_reading()
-            self._clean_frame = None
+            self._clean_frame = self._position_seen = None
         stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
                                            outside=self.reader.view_outside(seen, pose),
                                            clean=self._clean_cut(pose))
@@ -490,16 +497,38 @@ class GameLoop:
                ) -> list[Event]:
         referee = self.referee
         if referee.phase is Phase.SETUP:
-            return self._set_up(frame_bgr, frame_index, time_s)
-        if self._other_sides and not referee.match.moves and not referee.inferer.uses_colours:
-            reading = self._read_from_the_first_arms_side(frame_bgr, pose, frame_index, time_s)
+            events = self._set_up(frame_bgr, frame_index, time_s)
         else:
-            reading = self.reader.read(frame_bgr, pose, frame_index, time_s)
-            if self._other_sides and not referee.match.moves:
-                reading = self._first_move_decides_sides(reading)
-        if referee.match.moves:
-            self._other_sides = ()
-        return referee.on_reading(reading)
+            if self._other_sides and not referee.match.moves and not referee.inferer.uses_colours:
+                reading = self._read_from_the_first_arms_side(frame_bgr, pose, frame_index, time_s)
+            else:
+                reading = self.reader.read(frame_bgr, pose, frame_index, time_s)
+                if self._other_sides and not referee.match.moves:
+                    reading = self._first_move_decides_sides(reading)
+            if referee.match.moves:
+                self._other_sides = ()
+            events = referee.on_reading(self._with_unchanged(reading, frame_bgr))
+        self._remember_position(events, frame_bgr)
+        return events
+
+    def _with_unchanged(self, reading: Reading, frame_bgr: np.ndarray) -> Reading:
+        """The reading with the squares whose image has not changed since the board last
+        showed the position it is decoded against."""
+        seen, pose = self._position_seen, self.reader.pose
+        if seen is None or pose is None or seen[0] is not self.referee.match.position:
+            return reading
+        changes = square_changes(frame_bgr, seen[1], pose)
+        return replace(reading, unchanged=changes < self.settings.unchanged_below)
+
+    def _remember_position(self, events: list[Event], frame_bgr: np.ndarray) -> None:
+        """A reading that started the game or was accepted showed the position now: its
+        frame is what later readings' squares are compared with. A position reached
+        otherwise (taken back, a pass the referee plays) has no frame."""
+        position = self.referee.match.position
+        if any(e.kind in (EventKind.ACCEPTED, EventKind.STARTED) for e in events):
+            self._position_seen = (position, frame_bgr)
+        elif self._position_seen is not None and self._position_seen[0] is not position:
+            self._position_seen = None
 
     def _set_up(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         """The start position decides which corner is a1. Where it looks the same from both

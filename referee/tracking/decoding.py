@@ -168,9 +168,38 @@ class Decoder(ABC):
                                  if not same_look(candidates[i], best)), (-np.inf, None))
         margin = best_score - runner_up
         if margin < self.settings.min_margin:
+            kept = self._unchanged_decide(reading, position, candidates, scores, order)
+            if kept is not None:
+                return kept
             # The squares the two explanations disagree on: what the players should show.
             assert rival is not None
             return Inference(Verdict.UNREADABLE, margin=margin, squares=differ(best, rival))
+        return Inference(best.verdict, best.move, margin, squares=best.squares)
+
+    def _unchanged_decide(self, reading: Reading, position: Any, candidates: tuple[Candidate, ...],
+                          scores: np.ndarray, order: np.ndarray) -> Inference | None:
+        """Explanations about as likely as the best, told apart by the squares the image
+        shows unchanged since the board showed `position`: one that changes such a square is
+        ruled out. The best is taken if it changes none of them and leads every rival not
+        ruled out (look-alikes aside) by the margin; else None."""
+        if reading.unchanged is None or not reading.unchanged.any():
+            return None
+        still = reading.unchanged
+        labels, owners = self.appearance(position)
+
+        def changes_a_still_square(candidate: Candidate) -> bool:
+            return bool(((candidate.labels[still] != labels[still])
+                         | (candidate.owners[still] != owners[still])).any())
+
+        best = candidates[order[0]]
+        if changes_a_still_square(best):
+            return None
+        best_score = float(scores[order[0]])
+        rivals = (float(scores[i]) for i in order[1:] if not same_look(candidates[i], best)
+                  and not changes_a_still_square(candidates[i]))
+        margin = best_score - next(rivals, -np.inf)
+        if margin < self.settings.min_margin:
+            return None
         return Inference(best.verdict, best.move, margin, squares=best.squares)
 
     def _explanations(self, position: Any, previous: Any | None) -> Explanations:

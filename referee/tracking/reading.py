@@ -21,6 +21,9 @@ class Reading:
     colors: np.ndarray  # (squares, 3): mean colour of whatever stands on the square (Lab)
     frame_index: int = 0
     time_s: float = 0.0
+    # Per square, whether the image shows it as it was when the board last showed the
+    # position (`vision.change`): what it held then, it still holds. None: not known.
+    unchanged: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         squares, labels = self.probabilities.shape
@@ -46,7 +49,9 @@ class Reading:
     def reordered(self, order: np.ndarray) -> Reading:
         """The same reading with square i taken from square `order[i]`: the board named from
         another side (`BoardPose.squares_named_by`)."""
-        return replace(self, probabilities=self.probabilities[order], colors=self.colors[order])
+        unchanged = None if self.unchanged is None else self.unchanged[order]
+        return replace(self, probabilities=self.probabilities[order], colors=self.colors[order],
+                       unchanged=unchanged)
 
 
 # Lightness counts half in colour distances: the shaded side of a white die seen steeply is

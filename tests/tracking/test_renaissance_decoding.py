@@ -213,3 +213,34 @@ def test_plies_made_at_once_are_those_the_rules_play_out(game: RenaissanceRules,
             for a, b in ((slow.acted, fast.acted), (slow.settled, fast.settled),
                          (slow.steps, fast.steps), (slow.changing, fast.changing)):
                 assert a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_squares_the_image_shows_unchanged_tell_a_tile_from_a_longer_one() -> None:
+    """A new tile's neighbour read with some doubt (its crop's edge shows the tile) leaves
+    the tile and a longer one that covers the neighbour about as likely: unreadable from
+    the classifier alone. The image shows the neighbour as it was, so only the tile fits."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    tried = 0
+    for i, move in enumerate(match.moves[:8]):
+        before, after = match.positions[i], match.positions[i + 1]
+        shown_before, shown_after = shows(decoder, before), shows(decoder, after)
+        for square in np.flatnonzero(shown_after == LABELS.index("empty")):
+            doubted = reading(shown_after, seed=i)
+            probabilities = doubted.probabilities.copy()
+            probabilities[square] = 0.002
+            probabilities[square, [LABELS.index("empty"), LABELS.index("tile")]] = 0.9, 0.084
+            doubted = replace(doubted, probabilities=probabilities)
+            alone = decoder.infer(doubted, before, None)
+            if alone.verdict is not Verdict.UNREADABLE:
+                continue
+            tried += 1
+            assert square in alone.squares
+            unchanged = shown_before == shown_after
+            seen = decoder.infer(replace(doubted, unchanged=unchanged), before, None)
+            assert (seen.verdict, seen.move) == (Verdict.MOVE, move), (i, square)
+            assert seen.margin >= decoder.settings.min_margin
+            # an image that shows the tile's own squares unchanged decides nothing
+            blind = decoder.infer(replace(doubted, unchanged=np.ones_like(unchanged)), before, None)
+            assert blind.verdict is Verdict.UNREADABLE
+    assert tried >= 3, "the sample's first tiles have neighbours a longer tile would cover"

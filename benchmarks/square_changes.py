@@ -1,0 +1,81 @@
+"""How much the squares a ply changed, and those it left, change in the image
+(`vision.change.square_changes`) on the committed footage: what `unchanged_below` (the
+grey level under which a square counts as unchanged, `PipelineSettings`) rests on.
+
+Every clip in tests/data/footage/ is replayed through the real pipeline; at each reading
+accepted as one ply, its frame is compared with the frame that showed the position before,
+and each square counted as changed where the two positions' looks differ (`appearance`).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/square_changes.py
+
+Prints a Markdown table a game: squares, the smallest and 1st percentile of the changed
+squares' change, the median, 99th percentile and largest of the unchanged squares', and how
+many changed squares measured under the threshold."""
+
+from __future__ import annotations
+
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from referee.app.events import EventKind
+from referee.app.pipeline import GameLoop, PipelineSettings
+from referee.app.replay import replay_footage
+from referee.vision.change import square_changes
+from referee_lab.footage_check import Expected
+
+ROOT = Path(__file__).resolve().parent.parent
+FOOTAGE = ROOT / "tests" / "data" / "footage"
+
+
+def measure(video: Path, changed: list[float], unchanged: list[float]) -> None:
+    expected = Expected.load(video.with_suffix(".expected.json"))
+    judge = GameLoop._judge
+    shown: dict[str, Any] = {}
+
+    def measured(self: GameLoop, frame: np.ndarray, *args: Any) -> Any:
+        match = self.referee.match
+        plies = len(match.moves)
+        events = judge(self, frame, *args)
+        accepted = [e for e in events if e.kind is EventKind.ACCEPTED]
+        if len(accepted) == 1 and len(match.moves) == plies + 1 and shown.get("plies") == plies:
+            pose = self.reader.pose
+            assert pose is not None
+            changes = square_changes(frame, shown["frame"], pose)
+            before, _ = self.referee.inferer.appearance(match.positions[-2])
+            after, _ = self.referee.inferer.appearance(match.positions[-1])
+            changed.extend(changes[before != after])
+            unchanged.extend(changes[before == after])
+        if accepted or any(e.kind is EventKind.STARTED for e in events):
+            shown.update(frame=frame, plies=len(match.moves))
+        return events
+
+    GameLoop._judge = measured  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            replay_footage(video, expected.game, pieces=expected.pieces, out=out)
+    finally:
+        GameLoop._judge = judge  # type: ignore[method-assign]
+
+
+def main() -> None:
+    threshold = PipelineSettings().unchanged_below
+    figures: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for video in sorted(FOOTAGE.glob("*.mp4")):
+        game = Expected.load(video.with_suffix(".expected.json")).game
+        measure(video, *figures[game])
+    print(f"| game | squares changed | changed: min / p1 | unchanged | unchanged: median / p99 / "
+          f"max | changed under {threshold:g} |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for game, (changed, unchanged) in sorted(figures.items()):
+        c, u = np.asarray(changed), np.asarray(unchanged)
+        print(f"| {game} | {len(c)} | {c.min():.1f} / {np.percentile(c, 1):.1f} | {len(u)} | "
+              f"{np.median(u):.1f} / {np.percentile(u, 99):.1f} / {u.max():.1f} | "
+              f"{int((c < threshold).sum())} |")
+
+
+if __name__ == "__main__":
+    main()
