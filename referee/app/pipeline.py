@@ -75,8 +75,9 @@ class PipelineSettings:
     still_response: float = 0.5
     second_look: SecondLook = field(default_factory=SecondLook)  # at unsure squares
     # A square whose middle changed less than this (grey levels, `vision.change`) since the
-    # board last showed the position is taken as unchanged, to tell apart explanations the
-    # classifier scores alike (no square that changed measured under 24 on the footage)
+    # board last showed the position, and whose best label is still its old one, is taken as
+    # unchanged, to tell apart explanations the classifier scores alike
+    # (`benchmarks/square_changes.md`)
     unchanged_below: float = 12.0
     # While the image round the board is unchanged since it was last tracked (no cell of a
     # small grey thumbnail of it moved more than `hold_grey` levels), the pose stands without

@@ -178,14 +178,17 @@ class Decoder(ABC):
 
     def _unchanged_decide(self, reading: Reading, position: Any, candidates: tuple[Candidate, ...],
                           scores: np.ndarray, order: np.ndarray) -> Inference | None:
-        """Explanations about as likely as the best, told apart by the squares the image
-        shows unchanged since the board showed `position`: one that changes such a square is
-        ruled out. The best is taken if it changes none of them and leads every rival not
-        ruled out (look-alikes aside) by the margin; else None."""
-        if reading.unchanged is None or not reading.unchanged.any():
+        """Explanations about as likely as the best, told apart by the squares both signals
+        show unchanged since the board showed `position`: the image (a cream tile laid on a
+        cream square barely changes it) and the classifier's best label. One that changes
+        such a square is ruled out. The best is taken if it changes none of them and leads
+        every rival not ruled out (look-alikes aside) by the margin; else None."""
+        if reading.unchanged is None:
             return None
-        still = reading.unchanged
         labels, owners = self.appearance(position)
+        still = reading.unchanged & (np.argmax(reading.probabilities, axis=1) == labels)
+        if not still.any():
+            return None
 
         def changes_a_still_square(candidate: Candidate) -> bool:
             return bool(((candidate.labels[still] != labels[still])

@@ -218,7 +218,8 @@ def test_plies_made_at_once_are_those_the_rules_play_out(game: RenaissanceRules,
 def test_squares_the_image_shows_unchanged_tell_a_tile_from_a_longer_one() -> None:
     """A new tile's neighbour read with some doubt (its crop's edge shows the tile) leaves
     the tile and a longer one that covers the neighbour about as likely: unreadable from
-    the classifier alone. The image shows the neighbour as it was, so only the tile fits."""
+    the classifier alone. The image shows the neighbour as it was, and the classifier leans
+    that way too, so only the tile fits."""
     decoder = RenaissanceDecoder(GAME, LABELS)
     match = sample()
     tried = 0
@@ -240,7 +241,12 @@ def test_squares_the_image_shows_unchanged_tell_a_tile_from_a_longer_one() -> No
             seen = decoder.infer(replace(doubted, unchanged=unchanged), before, None)
             assert (seen.verdict, seen.move) == (Verdict.MOVE, move), (i, square)
             assert seen.margin >= decoder.settings.min_margin
-            # an image that shows the tile's own squares unchanged decides nothing
+            # an image blind to the tile (cream on cream) still has the classifier's word
             blind = decoder.infer(replace(doubted, unchanged=np.ones_like(unchanged)), before, None)
-            assert blind.verdict is Verdict.UNREADABLE
+            assert (blind.verdict, blind.move) == (Verdict.MOVE, move)
+            # where the classifier leans the other way, the image alone decides nothing
+            leaning = probabilities.copy()
+            leaning[square, [LABELS.index("empty"), LABELS.index("tile")]] = 0.45, 0.534
+            torn = replace(doubted, probabilities=leaning, unchanged=unchanged)
+            assert decoder.infer(torn, before, None).verdict is Verdict.UNREADABLE
     assert tried >= 3, "the sample's first tiles have neighbours a longer tile would cover"
