@@ -34,7 +34,16 @@ from referee.rules.renaissance_position import (
     PlaceTile,
     Position,
 )
-from referee.tracking.decoding import Candidate, Decoder, Inference, InferenceSettings, Verdict
+from referee.tracking.decoding import (
+    Candidate,
+    Decoder,
+    Explanations,
+    Inference,
+    InferenceSettings,
+    Verdict,
+    differ,
+    same_look,
+)
 from referee.tracking.reading import ColorModel, Reading
 
 COVERS = ("blocked", "empty", "monomino", "tile")  # a square's cover, as the labels name it
@@ -135,6 +144,48 @@ class RenaissanceDecoder(Decoder):
         if played_on is not None and not self.game.is_legal(played_on, move):
             return Inference(Verdict.ILLEGAL, squares=tuple(move.squares))
         return inference
+
+    def two_moves(self, position: Position, label_logp: np.ndarray, owner_logp: np.ndarray,
+                  free: float) -> Inference | None:
+        """Two plies in a row that explain the board clearly (the reply made before the
+        board was still long enough to read the first), or None. The first is one whose
+        changes the reading shows (every square it changes read as changed), neither takes a
+        polyomino, and the pair must beat every pair that leaves another board by the
+        margin. Pairs that leave the same board are one board: the first found is taken
+        (two neutral tiles laid at once may be recorded in the other order)."""
+        before = self.appearance(position)[0]
+        changed = np.argmax(label_logp, axis=1) != before
+        nobody = np.full(len(before), -1, dtype=np.intp)
+        pairs: list[tuple[Move, Candidate]] = []
+        for first in self._legal_plies(position):
+            moved = first.settled != before
+            if first.changing.size or not moved.any() or (moved & ~changed).any() \
+                    or not self.game.is_legal(position, first.move):
+                continue
+            middle = self.game.play(position, first.move)
+            if middle.phase is Phase.OVER:
+                continue
+            moves = [m for m in self.game.moves_to_look_for(middle) if self.game.is_legal(middle, m)]
+            plies = (self._acted_plies(middle, moves) if self.game.acts_only(middle)
+                     else self._played_plies(middle, moves)[0])
+            pairs += [(first.move, Candidate(Verdict.MOVE, ply.move, ply.settled, nobody))
+                      for ply in plies if not ply.changing.size]
+        if not pairs:
+            return None
+        finals = Explanations.of(candidate for _first, candidate in pairs)
+        scores = finals.scores(label_logp, owner_logp)
+        order = np.argsort(-scores, kind="stable")
+        best_score = float(scores[order[0]])
+        first_move, best = pairs[order[0]]
+        if self._contradicted(label_logp, best, free, best_score):
+            return None
+        runner_up, rival = next(((float(scores[i]), pairs[i][1]) for i in order[1:]
+                                 if not same_look(pairs[i][1], best)), (-np.inf, None))
+        margin = best_score - runner_up
+        if margin < self.settings.min_margin:
+            assert rival is not None
+            return Inference(Verdict.UNREADABLE, margin=margin, squares=differ(best, rival))
+        return Inference(Verdict.TWO_MOVES, first_move, margin, second=best.move)
 
     def incomplete_detail(self, position: Position, move: Move, squares: str) -> str:
         taken = self.game.acquisitions(position, move)

@@ -250,3 +250,26 @@ def test_squares_the_image_shows_unchanged_tell_a_tile_from_a_longer_one() -> No
             torn = replace(doubted, probabilities=leaning, unchanged=unchanged)
             assert decoder.infer(torn, before, None).verdict is Verdict.UNREADABLE
     assert tried >= 3, "the sample's first tiles have neighbours a longer tile would cover"
+
+
+def test_two_plies_made_before_the_board_was_read_are_both_recorded() -> None:
+    """A reply laid before the referee could read the first ply (the board still for less
+    than a moment between them): the pair that leaves the board seen, in the preparation
+    (two tiles) and in phase 1 (two markers, pushes among them), none taking a polyomino."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    pairs = [i for i in range(len(match.moves) - 1)
+             if not GAME.acquisitions(match.positions[i], match.moves[i])
+             and not GAME.acquisitions(match.positions[i + 1], match.moves[i + 1])
+             and match.positions[i + 2].phase is match.positions[i].phase]
+    phases = {match.positions[i].phase for i in pairs}
+    assert {Phase.PREPARATION, Phase.PHASE1} <= phases
+    for i in pairs[::3]:
+        before, after = match.positions[i], match.positions[i + 2]
+        seen = decoder.infer(reading(shows(decoder, after), seed=i), before, None)
+        assert seen.verdict is Verdict.TWO_MOVES, (i, match.moves[i], match.moves[i + 1])
+        made = GAME.play(GAME.play(before, seen.move), seen.second)
+        # (two tiles laid at once may be taken in the other order: the same board)
+        assert np.array_equal(shows(decoder, made), shows(decoder, after)), i
+        if before.phase is Phase.PHASE1:  # the markers' colours tell the order
+            assert made == after, i
