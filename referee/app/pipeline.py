@@ -603,8 +603,8 @@ class GameLoop:
         if turns == reader.turns:
             return reading
         seen, verdict = others[turns]
-        # Not read as two plies from the arm's side: look from that
-        # side, but keep the others open, rather than take the pair the other side shows.
+        # Not read as two plies from the arm's side: look from that side, but keep the
+        # others open, rather than take the pair the other side shows.
         return self._name_from(turns, seen, decided=verdict is Verdict.TWO_MOVES)
 
     def _read_from_the_first_arms_side(self, frame_bgr: np.ndarray, pose: BoardPose,
