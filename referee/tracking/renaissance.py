@@ -152,7 +152,8 @@ class RenaissanceDecoder(Decoder):
         changes the reading shows (every square it changes read as changed), neither takes a
         polyomino, and the pair must beat every pair that leaves another board by the
         margin. Pairs that leave the same board are one board: the first found is taken
-        (two neutral tiles laid at once may be recorded in the other order)."""
+        (two neutral tiles laid at once may be recorded in the other order). Two tiles that
+        touch are not paired: they look like one bigger tile (an illegal one laid, say)."""
         before = self.appearance(position)[0]
         changed = np.argmax(label_logp, axis=1) != before
         nobody = np.full(len(before), -1, dtype=np.intp)
@@ -169,7 +170,8 @@ class RenaissanceDecoder(Decoder):
             plies = (self._acted_plies(middle, moves) if self.game.acts_only(middle)
                      else self._played_plies(middle, moves)[0])
             pairs += [(first.move, Candidate(Verdict.MOVE, ply.move, ply.settled, nobody))
-                      for ply in plies if not ply.changing.size]
+                      for ply in plies if not ply.changing.size
+                      and not self._touching(first.move, ply.move)]
         if not pairs:
             return None
         finals = Explanations.of(candidate for _first, candidate in pairs)
@@ -186,6 +188,14 @@ class RenaissanceDecoder(Decoder):
             assert rival is not None
             return Inference(Verdict.UNREADABLE, margin=margin, squares=differ(best, rival))
         return Inference(Verdict.TWO_MOVES, first_move, margin, second=best.move)
+
+    def _touching(self, first: Move, second: Move) -> bool:
+        """Whether two plies lay tiles side by side (no seam is read between them)."""
+        if not (isinstance(first, PlaceTile) and isinstance(second, PlaceTile)):
+            return False
+        files = self.game.geometry.files
+        return any(abs(a // files - b // files) + abs(a % files - b % files) == 1
+                   for a in first.squares for b in second.squares)
 
     def incomplete_detail(self, position: Position, move: Move, squares: str) -> str:
         taken = self.game.acquisitions(position, move)
