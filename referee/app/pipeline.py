@@ -566,11 +566,12 @@ class GameLoop:
         first, *rest = reader.turn_options()
         pose = reader.turned(first)
         seen = reader.read(frame_bgr, pose, frame_index, time_s)
+        clear = self.referee.shows_setup(seen)
         readings = [(first, seen)]
         for turns in rest:
             turned = reader.turned(turns)
             renamed = seen.reordered(pose.squares_named_by(turned))
-            alike = self.referee.shows_setup(seen) and self.referee.shows_setup(renamed)
+            alike = clear and self.referee.shows_setup(renamed)
             readings.append((turns, renamed if alike else
                              reader.read(frame_bgr, turned, frame_index, time_s)))
         return readings

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,9 +164,7 @@ class Decoder(ABC):
             if pair is not None:
                 return pair
             return Inference(Verdict.ILLEGAL, squares=self._changed(reading, position, colors))
-        runner_up, rival = next(((float(scores[i]), candidates[i]) for i in order[1:]
-                                 if not same_look(candidates[i], best)), (-np.inf, None))
-        margin = best_score - runner_up
+        margin, rival = lead(candidates, scores, order)
         if margin < self.settings.min_margin:
             kept = self._unchanged_decide(reading, position, candidates, scores, order)
             if kept is not None:
@@ -197,10 +195,7 @@ class Decoder(ABC):
         best = candidates[order[0]]
         if changes_a_still_square(best):
             return None
-        best_score = float(scores[order[0]])
-        rivals = (float(scores[i]) for i in order[1:] if not same_look(candidates[i], best)
-                  and not changes_a_still_square(candidates[i]))
-        margin = best_score - next(rivals, -np.inf)
+        margin, _rival = lead(candidates, scores, order, ruled_out=changes_a_still_square)
         if margin < self.settings.min_margin:
             return None
         return Inference(best.verdict, best.move, margin, squares=best.squares)
@@ -252,6 +247,18 @@ def _owner_logp(reading: Reading, colors: ColorModel | None) -> np.ndarray:
         return np.zeros((reading.squares, 3))
     p_first = np.clip(colors.first_owner_probability(reading.colors), 1e-9, 1 - 1e-9)
     return np.stack([np.log(p_first), np.log(1 - p_first), np.zeros_like(p_first)], 1)
+
+
+def lead(candidates: Sequence[Candidate], scores: np.ndarray, order: np.ndarray,
+         ruled_out: Callable[[Candidate], bool] | None = None) -> tuple[float, Candidate | None]:
+    """How far the best (`order[0]`) leads the best rival, and that rival: a candidate that
+    looks otherwise and is not `ruled_out`; inf and None where there is none."""
+    best = candidates[order[0]]
+    for i in order[1:]:
+        rival = candidates[i]
+        if not same_look(rival, best) and not (ruled_out and ruled_out(rival)):
+            return float(scores[order[0]]) - float(scores[i]), rival
+    return np.inf, None
 
 
 def differ(a: Candidate, b: Candidate) -> tuple[int, ...]:

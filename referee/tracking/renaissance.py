@@ -42,7 +42,7 @@ from referee.tracking.decoding import (
     InferenceSettings,
     Verdict,
     differ,
-    same_look,
+    lead,
 )
 from referee.tracking.reading import ColorModel, Reading
 
@@ -177,13 +177,10 @@ class RenaissanceDecoder(Decoder):
         finals = Explanations.of(candidate for _first, candidate in pairs)
         scores = finals.scores(label_logp, owner_logp)
         order = np.argsort(-scores, kind="stable")
-        best_score = float(scores[order[0]])
         first_move, best = pairs[order[0]]
-        if self._contradicted(label_logp, best, free, best_score):
+        if self._contradicted(label_logp, best, free, float(scores[order[0]])):
             return None
-        runner_up, rival = next(((float(scores[i]), pairs[i][1]) for i in order[1:]
-                                 if not same_look(pairs[i][1], best)), (-np.inf, None))
-        margin = best_score - runner_up
+        margin, rival = lead(finals.candidates, scores, order)
         if margin < self.settings.min_margin:
             assert rival is not None
             return Inference(Verdict.UNREADABLE, margin=margin, squares=differ(best, rival))

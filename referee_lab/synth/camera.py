@@ -272,20 +272,28 @@ def turned_about_centre(steady: Camera, camera: Camera) -> bool:
         np.allclose(steady.position, camera.position, rtol=0.0, atol=1e-6))
 
 
-def through_lens(canvas_image: npt.NDArray[np.uint8], drawn_from: Camera, camera: Camera,
-                 margin: int) -> npt.NDArray[np.uint8]:
-    """The frame `camera` takes of a canvas drawn from `drawn_from`: the same camera, or the
-    same turned about its centre, whose view is the drawn one through the homography
-    K R_drawn R_camera^T K^-1, composed with the lens's map into one resampling."""
+def turned_lens_map(drawn_from: Camera, camera: Camera, margin: int) -> Map | None:
+    """Where each pixel of the frame `camera` takes lies on a canvas drawn from `drawn_from`,
+    the same camera turned about its centre: the lens's map through the homography
+    K R_drawn R_camera^T K^-1, for one resampling (`through_lens`). None: the same camera."""
     if drawn_from == camera:
-        return Canvas(camera, margin).distort(canvas_image)
+        return None
     k = np.array([[camera.fx, 0.0, camera.cx + margin], [0.0, camera.fy, camera.cy + margin],
                   [0.0, 0.0, 1.0]])
     back = k @ drawn_from.R @ camera.R.T @ np.linalg.inv(k)
     points = _lens_points(camera.width, camera.height, camera.fx, camera.fy, camera.cx,
                           camera.cy, camera.dist, margin)
     where = cv2.perspectiveTransform(points, back).reshape(camera.height, camera.width, 2)
-    out = cv2.remap(canvas_image, where, None,  # type: ignore[call-overload]  # (one 2-channel map)
+    return np.asarray(where, dtype=np.float32)
+
+
+def through_lens(canvas_image: npt.NDArray[np.uint8], canvas: Canvas, turned: Map | None,
+                 ) -> npt.NDArray[np.uint8]:
+    """The frame of a canvas: through `canvas`'s lens, or the turned map of it
+    (`turned_lens_map`)."""
+    if turned is None:
+        return canvas.distort(canvas_image)
+    out = cv2.remap(canvas_image, turned, None,  # type: ignore[call-overload]  # (one 2-channel map)
                     cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     return np.asarray(out, dtype=canvas_image.dtype)
 

@@ -28,6 +28,7 @@ from referee_lab.synth.camera import (
     sample_camera,
     through_lens,
     turned_about_centre,
+    turned_lens_map,
 )
 from referee_lab.synth.clutter import draw_flat_clutter, spare_dice
 from referee_lab.synth.games import GameSpec
@@ -375,11 +376,13 @@ class Scene:
         # nothing on the table moves) and turned on its way through the lens.
         drawn_from = self.camera if turned_about_centre(self.camera, camera) else camera
         image, hand_mask = self._drawn(state, drawn_from)
-        frame = through_lens(image, drawn_from, camera, self.canvas.margin)
+        margin = self.canvas.margin
+        turned = turned_lens_map(drawn_from, camera, margin)
+        frame = through_lens(image, Canvas(drawn_from, margin), turned)
         occluded: tuple[str, ...] = ()
         if hand_mask is not None:
-            seen_mask = through_lens(hand_mask, drawn_from, camera, self.canvas.margin)
-            occluded = self._occluded(Canvas(camera, self.canvas.margin), seen_mask, state)
+            seen_mask = through_lens(hand_mask, Canvas(drawn_from, margin), turned)
+            occluded = self._occluded(Canvas(camera, margin), seen_mask, state)
         if self.options.effects:
             frame = apply_sensor(frame, self.style, rng, state.exposure)
         return frame, self.truth(index, camera, state, occluded)

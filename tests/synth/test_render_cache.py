@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from referee_lab.synth.camera import through_lens
+from referee_lab.synth.camera import Canvas, through_lens
 from referee_lab.synth.director import Director
 from referee_lab.synth.footage import plan_acts, random_match
 from referee_lab.synth.games import contents_from_position, game_spec
@@ -89,7 +89,7 @@ def test_a_trembling_cameras_frame_is_the_steady_canvas_turned() -> None:
     scene = Scene(game_spec("zensu"), 4, options)
     frame, truth = scene.render(shaken, np.random.default_rng(1))
     drawn, _hand = Scene(game_spec("zensu"), 4, options)._drawn(shaken, camera)
-    direct = through_lens(drawn, camera, camera, scene.canvas.margin)
+    direct = through_lens(drawn, Canvas(camera, scene.canvas.margin), None)
     difference = np.abs(frame.astype(np.int16) - direct.astype(np.int16))
     assert float(difference.mean()) < 1.0 and np.percentile(difference, 99) < 16
     assert truth.camera == scene.truth(0, camera, shaken, ()).camera
