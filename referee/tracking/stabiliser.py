@@ -47,6 +47,10 @@ class ArmSettings:
     min_px: int = 40
     edge_px: int = 2
     gap_px: int = 3  # a sleeve and its hand may be this far apart where they meet the grid
+    # A patch this big at the view's edge is an arm though it stops short of the grid: a hand
+    # at a corner of the board, over its rim, changes too little of a ring cell to be seen.
+    # (12 px a square: most of a square, far more than a line re-focused or a piece leaning.)
+    lone_px: int = 120
     light_match: float = 1.25  # the most the views' light is matched by (see changed_pixels)
     # Past this share of the view changed, the views do not compare pixel by pixel (the light,
     # the focus or the pose changed): the ring of cells around the grid must agree.
@@ -131,7 +135,7 @@ def arm_blobs(changed: np.ndarray, outside: np.ndarray | None, inner: np.ndarray
               arm: ArmSettings) -> np.ndarray:
     """The changed pixels that make an arm: `min_px` of them together coming within `edge_px`
     of the view's edge (or of the part of the view beyond the frame, `outside`), and reaching
-    `inner` if given."""
+    `inner` if given or else `lone_px` of them."""
     edge = np.ones(changed.shape, np.uint8)
     edge[1:-1, 1:-1] = 0
     if outside is not None and outside.any():
@@ -146,9 +150,10 @@ def arm_blobs(changed: np.ndarray, outside: np.ndarray | None, inner: np.ndarray
     _, labels, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8),
                                                            connectivity=8)
     found = np.unique(labels[near & changed])
-    if inner is not None:
-        found = np.intersect1d(found, labels[inner & changed])
     found = found[found > 0]
+    if inner is not None:
+        found = found[np.isin(found, labels[inner & changed])
+                      | (stats[found, cv2.CC_STAT_AREA] >= arm.lone_px)]
     found = found[stats[found, cv2.CC_STAT_AREA] >= arm.min_px]
     return np.asarray(np.isin(labels, found) & changed)
 
@@ -192,6 +197,10 @@ class Stabiliser:
         self._clean_view: np.ndarray | None = None
         self._arm_now = False
         self._arm_seen_s: float | None = None  # when an arm was last seen in this still spell
+        # When the arm now in view was first seen: a hand may creep in at a corner of the view
+        # too slowly for the cells to see motion, long after the board came to rest, and it is
+        # waited out from then.
+        self._arm_since: float | None = None
         self._motion_s = 0.0  # seconds of motion so far
         self._last_time: float | None = None
         self._ghost: tuple[np.ndarray, float] | None = None  # the last arm seen, `_motion_s` then
@@ -210,7 +219,7 @@ class Stabiliser:
             self._motion_s += 0.0 if last_time is None else max(0.0, time_s - last_time)
             self._still_since = None
             self._stirred = previous is not None
-            self._arm_seen_s = None
+            self._arm_seen_s = self._arm_since = None
             return Stillness.MOVING
         if self._still_since is None:
             self._still_since = time_s
@@ -228,9 +237,13 @@ class Stabiliser:
             self._arm_seen_s = time_s
         seen = self._arm_seen_s
         self._arm_now = seen is not None and time_s - seen < s.arm_release_s
-        if self._arm_now and still_for < s.occlusion_timeout_s:
-            return Stillness.OCCLUDED
-        return Stillness.READ
+        if not self._arm_now:
+            self._arm_since = None
+            return Stillness.READ
+        if self._arm_since is None:
+            self._arm_since = time_s
+        waited = time_s - self._arm_since
+        return Stillness.OCCLUDED if waited < s.occlusion_timeout_s else Stillness.READ
 
     def recheck(self, board_gray: np.ndarray, *, outside: np.ndarray | None = None,
                 clean: CleanView | None = None) -> Stillness:
@@ -241,7 +254,7 @@ class Stabiliser:
         self._previous_view = smoothed(board_gray)
         self._arm_now = self._arm_in_view(self._previous, outside, clean)
         if not self._arm_now:  # (tracking's drift, not an arm: nothing to wait out)
-            self._arm_seen_s = None
+            self._arm_seen_s = self._arm_since = None
         return Stillness.OCCLUDED if self._arm_now else Stillness.READ
 
     @property
@@ -323,4 +336,4 @@ class Stabiliser:
         self._reference_view = None
         self._clean = self._clean_view = None
         self._arm_now = False
-        self._arm_seen_s = None
+        self._arm_seen_s = self._arm_since = None

@@ -77,6 +77,30 @@ def test_a_resting_hand_waits_then_reads_after_the_timeout():
     assert read_at >= 2 * FPS
 
 
+def test_a_hand_creeping_in_long_after_the_board_settled_is_waited_out():
+    """A hand slides in at a corner of the view, a row of pixels a frame, too slowly for the
+    cells to see motion: the board has been still for far longer than the timeout, but the
+    hand is waited out from when it was first seen."""
+    stabiliser = Stabiliser(7, 8, StabiliserSettings(occlusion_timeout_s=2.0))
+    feed(stabiliser, [board()] * (10 * FPS), 0.0)
+    creeping = [with_arm(board(), slice(1, rows), slice(0, 20), value=150) for rows in range(2, 20)]
+    resting = [creeping[-1]] * (3 * FPS)
+    states = feed(stabiliser, creeping + resting, 10.0)
+    assert Stillness.MOVING not in states
+    first_seen = states.index(Stillness.OCCLUDED)
+    assert states.index(Stillness.READ) - first_seen >= 2 * FPS
+
+
+def test_a_hand_over_the_board_s_rim_at_a_corner_is_an_arm():
+    """A hand at a corner of the board, over its rim and the margin but short of the grid,
+    changes too little of any ring cell to be seen there; its patch is an arm all the same."""
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [board()] * 30, 0.0)
+    hand = with_arm(board(), slice(1, 7), slice(7, 31), value=118)
+    states = feed(stabiliser, [hand] * 30, 1.0)
+    assert Stillness.READ not in states and Stillness.OCCLUDED in states
+
+
 def test_the_board_is_read_when_a_hand_read_at_the_timeout_goes():
     """Read under a resting hand at the timeout, that view is no reference for arms: when the
     hand goes, its absence is no arm coming, and the board is read once it settles."""
