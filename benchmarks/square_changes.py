@@ -14,7 +14,8 @@ Prints a Markdown table a game: squares, the smallest and 1st percentile of the 
 squares' change, the median, 99th percentile and largest of the unchanged squares', how many
 changed squares measured under the threshold, and how many of those the classifier also read
 as unchanged (the decoder would take them for unchanged), and the share of the unchanged
-squares both signals show unchanged."""
+squares both signals show unchanged; then the same the other way (`changed_above`): the
+unchanged squares both signals show changed, and the share of the changed squares so."""
 
 from __future__ import annotations
 
@@ -82,22 +83,26 @@ def measure(video: Path, changed: list[float], unchanged: list[float], changed_r
 
 
 def main() -> None:
-    threshold = PipelineSettings().unchanged_below
+    threshold, above = PipelineSettings().unchanged_below, PipelineSettings().changed_above
     figures: dict[str, Figures] = defaultdict(lambda: ([], [], [], []))
     for video in sorted(FOOTAGE.glob("*.mp4")):
         game = Expected.load(video.with_suffix(".expected.json")).game
         measure(video, *figures[game])
     print(f"| game | squares changed | changed: min / p1 | unchanged | unchanged: median / p99 / "
-          f"max | changed under {threshold:g} | ... and read unchanged | unchanged taken so |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          f"max | changed under {threshold:g} | ... and read unchanged | unchanged taken so | "
+          f"unchanged {above:g} or over and read changed | changed taken so |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for game, (changed, unchanged, changed_read, unchanged_read) in sorted(figures.items()):
         c, u = np.asarray(changed), np.asarray(unchanged)
         low = c < threshold
         taken = (u < threshold) & np.asarray(unchanged_read)
+        wrongly_changed = (u >= above) & ~np.asarray(unchanged_read, dtype=bool)
+        changed_taken = (c >= above) & ~np.asarray(changed_read, dtype=bool)
         print(f"| {game} | {len(c)} | {c.min():.1f} / {np.percentile(c, 1):.1f} | {len(u)} | "
               f"{np.median(u):.1f} / {np.percentile(u, 99):.1f} / {u.max():.1f} | "
               f"{int(low.sum())} | {int((low & np.asarray(changed_read)).sum())} | "
-              f"{100 * taken.mean():.1f}% |")
+              f"{100 * taken.mean():.1f}% | {int(wrongly_changed.sum())} | "
+              f"{100 * changed_taken.mean():.1f}% |")
 
 
 if __name__ == "__main__":

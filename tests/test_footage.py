@@ -68,3 +68,36 @@ def count_cuts(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[int]]:
     monkeypatch.setattr(BoardReader, "read", counted_read)
     monkeypatch.setattr(GameLoop, "_judge", counted_judge)
     return cuts
+
+
+def test_a_last_ply_read_unreadable_is_read_again_while_the_board_is_still(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The last ply of a game has no next move to stir the board: a reading of it with a
+    square in doubt (a frame's noise) is not the end. The still board is read again, the
+    readings pooled, until the ply is told."""
+    video = FOOTAGE / "renaissance-opening.mp4"
+    expected = Expected.load(video.with_suffix(".expected.json"))
+    last = len(expected.plies) - 1
+    # The last ply lays a marker on c1, takes the domino c1-d1 and fills it with monominoes;
+    # the last hand leaves at `gone`.
+    assert expected.plies[last] == "11. c1"
+    gone, d1 = expected.hand_frames[-1][1], 3  # (squares: a1 first, rank by rank)
+    read, plies, doubted = BoardReader.read, [0], []
+
+    def read_in_doubt(self: BoardReader, frame: Any, pose: Any, index: int, *args: Any) -> Any:
+        reading = read(self, frame, pose, index, *args)
+        if plies[0] == last and index > gone and not doubted:  # its first reading once done
+            reading.probabilities[d1] = 1 / len(reading.labels)
+            doubted.append(index)
+        return reading
+
+    def counted(event: Any, match: Any) -> None:
+        plies[0] = len(match.moves)
+
+    monkeypatch.setattr(BoardReader, "read", read_in_doubt)
+    result = replay_footage(video, expected.game, pieces=expected.pieces, out=tmp_path,
+                            on_event=counted)
+    assert accepted_plies(result.events) == list(expected.plies)
+    told = [e for e in result.events if e.frame_index >= doubted[0]]
+    assert [e.kind.name for e in told][:2] == ["UNREADABLE", "ACCEPTED"]
+    assert told[1].frame_index - told[0].frame_index >= 30  # a second later, still

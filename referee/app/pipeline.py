@@ -79,12 +79,20 @@ class PipelineSettings:
     # unchanged, to tell apart explanations the classifier scores alike
     # (`benchmarks/square_changes.md`)
     unchanged_below: float = 12.0
+    # ... and a square whose middle changed by this much or more, and whose best label is no
+    # longer its old one, as changed (no unchanged square measured so)
+    changed_above: float = 30.0
     # While the image round the board is unchanged since it was last tracked (no cell of a
     # small grey thumbnail of it moved more than `hold_grey` levels), the pose stands without
     # a fit: tracking is most of a frame's time, and a still board is most frames. At least
     # every `hold_frames` frames it is tracked anyway (a drift too slow to see).
     hold_grey: float = 3.0
     hold_frames: int = 15
+    # A board read as unreadable and still since is read again every `reread_s`, the readings
+    # pooled (another frame's noise), up to `rereads` times: the last ply of a game has no
+    # next move to stir the board.
+    reread_s: float = 1.0
+    rereads: int = 4
 
 
 class BoardReader:
@@ -438,6 +446,7 @@ class GameLoop:
         self._clean_frame: np.ndarray | None = None  # the frame arms are looked for against
         # The position as last read and accepted, and the frame it was read from
         self._position_seen: tuple[Any, np.ndarray] | None = None
+        self._unclear: list[Reading] = []  # the still board's readings, all unreadable
 
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
@@ -469,7 +478,11 @@ class GameLoop:
         self.last_stillness = stillness
         if self._first_arm is None and self._other_sides and not self.referee.match.moves:
             self._first_arm = self._arm_entry(pose)
+        if stillness is Stillness.STEADY and self._read_again_due(time_s):
+            return self._read_again(seen, pose, frame_index, time_s)
         if stillness is not Stillness.READ:
+            if stillness is not Stillness.STEADY:
+                self._unclear = []
             return []
         turns = self.reader.turns
         # (`pose`: what the stillness view was cut from; after a recheck, already refitted.)
@@ -508,18 +521,42 @@ class GameLoop:
                     reading = self._first_move_decides_sides(reading)
             if referee.match.moves:
                 self._other_sides = ()
-            events = referee.on_reading(self._with_unchanged(reading, frame_bgr))
+            events = self._tell(self._with_image_changes(reading, frame_bgr), [])
         self._remember_position(events, frame_bgr)
         return events
 
-    def _with_unchanged(self, reading: Reading, frame_bgr: np.ndarray) -> Reading:
-        """The reading with the squares whose image has not changed since the board last
-        showed the position it is decoded against."""
+    def _tell(self, reading: Reading, unclear: list[Reading]) -> list[Event]:
+        """The referee's events for `reading`, pooled with the `unclear` readings of the same
+        still board before it; kept among them if it is unreadable too."""
+        readings = [*unclear, reading]
+        events = self.referee.on_reading(Reading.pooled(readings) if unclear else reading)
+        self._unclear = readings if self.referee.last_verdict is Verdict.UNREADABLE else []
+        return events
+
+    def _read_again_due(self, time_s: float) -> bool:
+        unclear = self._unclear
+        return bool(unclear) and not self._other_sides and len(unclear) <= self.settings.rereads \
+            and time_s - unclear[-1].time_s >= self.settings.reread_s
+
+    def _read_again(self, frame_bgr: np.ndarray, pose: BoardPose, frame_index: int,
+                    time_s: float) -> list[Event]:
+        """The still board, unreadable so far, read once more and pooled with its readings."""
+        settled = self.reader.settle(frame_bgr) or pose
+        reading = self.reader.read(frame_bgr, settled, frame_index, time_s)
+        events = self._tell(self._with_image_changes(reading, frame_bgr), self._unclear)
+        self._remember_position(events, frame_bgr)
+        self.emit_all(events, frame_bgr)
+        return events
+
+    def _with_image_changes(self, reading: Reading, frame_bgr: np.ndarray) -> Reading:
+        """The reading with the squares whose image has not changed, or has clearly
+        changed, since the board last showed the position it is decoded against."""
         seen, pose = self._position_seen, self.reader.pose
         if seen is None or pose is None or seen[0] is not self.referee.match.position:
             return reading
         changes = square_changes(frame_bgr, seen[1], pose)
-        return replace(reading, unchanged=changes < self.settings.unchanged_below)
+        return replace(reading, unchanged=changes < self.settings.unchanged_below,
+                       changed=changes >= self.settings.changed_above)
 
     def _remember_position(self, events: list[Event], frame_bgr: np.ndarray) -> None:
         """A reading that started the game or was accepted showed the position now: its

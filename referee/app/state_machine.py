@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from referee.app.events import Event, EventKind
+from referee.errors import RefereeError
 from referee.rules.core import Match
 from referee.tracking.decoding import Decoder, Inference, Verdict
 from referee.tracking.reading import ColorModel, Reading
@@ -36,6 +37,8 @@ class Referee:
         self._asked_to_set_up = False
         self._unreadable = ""  # the squares of the last "unreadable", until anything else
         self._under_way: Any = None  # the ply last seen under way, until one is accepted
+        self._glimpse: Reading | None = None  # the last reading since then that told nothing
+        self.last_verdict: Verdict | None = None  # what the last reading in play was read as
 
     def on_reading(self, reading: Reading) -> list[Event]:
         """Judge one steady reading; returns the events it causes (often none)."""
@@ -43,7 +46,11 @@ class Referee:
             return []
         if self.phase is Phase.SETUP:
             return self._setup(reading)
-        events = self._judge(self.inspect(reading), reading)
+        inference = self.inspect(reading)
+        self.last_verdict = inference.verdict
+        events = self._judge(inference, reading)
+        if inference.verdict in (Verdict.UNREADABLE, Verdict.ILLEGAL):
+            self._glimpse = reading
         return self._once(events)
 
     def _once(self, events: list[Event]) -> list[Event]:
@@ -132,6 +139,7 @@ class Referee:
         if verdict is Verdict.MOVE:
             return self._accept(self._as_seen_under_way(inference), reading)
         if verdict is Verdict.TWO_MOVES:
+            inference = self._in_the_order_glimpsed(inference)
             assert inference.second is not None
             events = self._accept(inference, reading)
             if self.phase is Phase.OVER:
@@ -184,6 +192,29 @@ class Referee:
             return inference
         return replace(inference, move=seen)
 
+    def _in_the_order_glimpsed(self, inference: Inference) -> Inference:
+        """Two plies read at once that leave the same board in either order (Renaissance: two
+        tiles laid before the board was still): where a reading between them, unclear as it
+        was, shows the second alone clearly better than the first, the second came first."""
+        glimpse, position, game = self._glimpse, self.match.position, self.game
+        if glimpse is None or inference.second_pending:
+            return inference
+        middle = game.play(position, inference.move)
+        after = game.play(middle, inference.second)
+        try:  # (as told, each ply names what it lays: the same text, another order)
+            first = game.parse_move(position, game.move_text(middle, inference.second))
+            swapped = game.play(position, first)
+            second = game.parse_move(swapped, game.move_text(position, inference.move))
+        except RefereeError:
+            return inference
+        if game.play(swapped, second) != after:
+            return inference
+        fit = self.inferer.fit
+        lead = fit(glimpse, swapped, self.colors) - fit(glimpse, middle, self.colors)
+        if lead < self.inferer.settings.min_margin:
+            return inference
+        return replace(inference, move=first, second=second)
+
     def _same_after(self, a: Any, b: Any) -> bool:
         """Whether plies `a` and `b` (either may be None) leave the same position."""
         if a is None or b is None:
@@ -195,6 +226,7 @@ class Referee:
         assert inference.move is not None
         before = self.match.position
         self.match.push(inference.move)  # validated again by the rules
+        self._glimpse = None
         self.phase = Phase.PLAYING
         events = [self._event(EventKind.ACCEPTED, reading, move=self.game.move_text(
             before, inference.move), confidence=inference.margin)]

@@ -139,13 +139,20 @@ class Decoder(ABC):
         del position, label_logp, owner_logp, free
         return None
 
+    def fit(self, reading: Reading, position: Any, colors: ColorModel | None) -> float:
+        """How well `reading` shows `position`: its log-likelihood."""
+        labels, owners = self.appearance(position)
+        candidate = Candidate(Verdict.NO_CHANGE, None, labels, owners)
+        scores = Explanations.of([candidate]).scores(_label_logp(reading), _owner_logp(reading, colors))
+        return float(scores[0])
+
     def infer(self, reading: Reading, position: Any, colors: ColorModel | None,
               previous: Any | None = None) -> Inference:
         geometry = self.game.geometry
         if reading.squares != geometry.files * geometry.ranks:
             raise ValueError("the reading and the position have different numbers of squares")
         unsure = reading.confidence() < self.settings.min_square_confidence
-        label_logp = np.log(np.clip(reading.probabilities, 1e-9, 1.0))
+        label_logp = _label_logp(reading)
         owner_logp = _owner_logp(reading, colors)
         listed = self._explanations(position, previous)
         built = Explanations.of(self.under_way(position, label_logp))
@@ -166,7 +173,7 @@ class Decoder(ABC):
             return Inference(Verdict.ILLEGAL, squares=self._changed(reading, position, colors))
         margin, rival = lead(candidates, scores, order)
         if margin < self.settings.min_margin:
-            kept = self._unchanged_decide(reading, position, candidates, scores, order)
+            kept = self._image_decides(reading, position, candidates, scores, order)
             if kept is not None:
                 return kept
             # The squares the two explanations disagree on: what the players should show.
@@ -174,28 +181,31 @@ class Decoder(ABC):
             return Inference(Verdict.UNREADABLE, margin=margin, squares=differ(best, rival))
         return Inference(best.verdict, best.move, margin, squares=best.squares)
 
-    def _unchanged_decide(self, reading: Reading, position: Any, candidates: tuple[Candidate, ...],
-                          scores: np.ndarray, order: np.ndarray) -> Inference | None:
+    def _image_decides(self, reading: Reading, position: Any, candidates: tuple[Candidate, ...],
+                       scores: np.ndarray, order: np.ndarray) -> Inference | None:
         """Explanations about as likely as the best, told apart by the squares both signals
-        show unchanged since the board showed `position`: the image (a cream tile laid on a
-        cream square barely changes it) and the classifier's best label. One that changes
-        such a square is ruled out. The best is taken if it changes none of them and leads
-        every rival not ruled out (look-alikes aside) by the margin; else None."""
-        if reading.unchanged is None:
-            return None
+        show unchanged since the board showed `position` (the image, where a cream tile laid
+        on a cream square barely changes it, and the classifier's best label), or both show
+        changed (a marker of the other colour, read at 0.8 only). One that changes a square
+        shown unchanged, or leaves one shown changed, is ruled out. The best is taken if it
+        is not and leads every rival not ruled out (look-alikes aside) by the margin; else
+        None."""
         labels, owners = self.appearance(position)
-        still = reading.unchanged & (np.argmax(reading.probabilities, axis=1) == labels)
-        if not still.any():
+        old = np.argmax(reading.probabilities, axis=1) == labels
+        unknown = np.zeros(len(labels), bool)
+        still = (unknown if reading.unchanged is None else reading.unchanged) & old
+        moved = (unknown if reading.changed is None else reading.changed) & ~old
+        if not (still.any() or moved.any()):
             return None
 
-        def changes_a_still_square(candidate: Candidate) -> bool:
-            return bool(((candidate.labels[still] != labels[still])
-                         | (candidate.owners[still] != owners[still])).any())
+        def contradicts_the_image(candidate: Candidate) -> bool:
+            kept = (candidate.labels == labels) & (candidate.owners == owners)
+            return bool((still & ~kept).any() or (moved & kept).any())
 
         best = candidates[order[0]]
-        if changes_a_still_square(best):
+        if contradicts_the_image(best):
             return None
-        margin, _rival = lead(candidates, scores, order, ruled_out=changes_a_still_square)
+        margin, _rival = lead(candidates, scores, order, ruled_out=contradicts_the_image)
         if margin < self.settings.min_margin:
             return None
         return Inference(best.verdict, best.move, margin, squares=best.squares)
@@ -218,14 +228,19 @@ class Decoder(ABC):
 
     def _doubtful(self, reading: Reading, position: Any, best: Candidate,
                   unsure: np.ndarray) -> bool:
-        """Whether an unsure square matters: it changes under the best explanation, or the
-        content that explanation expects there is itself unlikely. An unsure square far from
-        the move (a goal mark, a glare) does not hold the game up."""
+        """Whether an unsure square matters: it changes under the best explanation and may
+        still hold what it held, or the content that explanation expects there is itself
+        unlikely. An unsure square far from the move (a goal mark, a glare) does not hold the
+        game up, nor one surely changed, in doubt only between the best explanation's content
+        and another no rival explains (a marker laid, the board or a tile under it): the
+        margin over the rivals tells those."""
         labels, owners = self.appearance(position)
+        rows = np.arange(reading.squares)
         changes = (best.labels != labels) | (best.owners != owners)
-        expected = reading.probabilities[np.arange(reading.squares), best.labels]
+        unchanged = reading.probabilities[rows, labels] >= self.settings.min_expected_probability
+        expected = reading.probabilities[rows, best.labels]
         unlikely = expected < self.settings.min_expected_probability
-        return bool((unsure & (changes | unlikely)).any())
+        return bool((unsure & ((changes & unchanged) | unlikely)).any())
 
     def _changed(self, reading: Reading, position: Any, colors: ColorModel | None
                  ) -> tuple[int, ...]:
@@ -238,6 +253,11 @@ class Decoder(ABC):
             p_first = colors.first_owner_probability(reading.colors)
             seen_owner = np.where(seen == 0, -1, np.where(p_first >= 0.5, 0, 1))
         return tuple(int(s) for s in np.flatnonzero((seen != expected) | (seen_owner != owners)))
+
+
+def _label_logp(reading: Reading) -> np.ndarray:
+    """Log-probability per square of each label."""
+    return np.asarray(np.log(np.clip(reading.probabilities, 1e-9, 1.0)))
 
 
 def _owner_logp(reading: Reading, colors: ColorModel | None) -> np.ndarray:

@@ -24,6 +24,9 @@ class Reading:
     # Per square, whether the image shows it as it was when the board last showed the
     # position (`vision.change`): what it held then, it still holds. None: not known.
     unchanged: np.ndarray | None = None
+    # ... and whether it shows it changed by far more than the light or a neighbour's piece
+    # changes a square: it no longer holds what it held. None: not known.
+    changed: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         squares, labels = self.probabilities.shape
@@ -50,8 +53,21 @@ class Reading:
         """The same reading with square i taken from square `order[i]`: the board named from
         another side (`BoardPose.squares_named_by`)."""
         unchanged = None if self.unchanged is None else self.unchanged[order]
+        changed = None if self.changed is None else self.changed[order]
         return replace(self, probabilities=self.probabilities[order], colors=self.colors[order],
-                       unchanged=unchanged)
+                       unchanged=unchanged, changed=changed)
+
+    @classmethod
+    def pooled(cls, readings: list[Reading]) -> Reading:
+        """One reading of a board seen still in several frames: each square's labels'
+        log-probabilities averaged (a geometric mean: the frames' noise differs, the board
+        does not, so they count as one opinion, not as independent evidence), the colours
+        averaged; the last frame's moment and squares seen (un)changed."""
+        logp = np.mean([np.log(np.clip(r.probabilities, 1e-9, 1.0)) for r in readings], axis=0)
+        probabilities = np.exp(logp - logp.max(axis=1, keepdims=True))
+        probabilities /= probabilities.sum(axis=1, keepdims=True)
+        colors = np.mean([r.colors for r in readings], axis=0)
+        return replace(readings[-1], probabilities=probabilities, colors=colors)
 
 
 # Lightness counts half in colour distances: the shaded side of a white die seen steeply is

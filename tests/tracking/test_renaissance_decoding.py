@@ -17,7 +17,7 @@ from referee.app.state_machine import Referee
 from referee.rules import Match
 from referee.rules.records import read_record
 from referee.rules.renaissance import RenaissanceRules
-from referee.rules.renaissance_position import Phase, Position
+from referee.rules.renaissance_position import Phase, PlaceMarker, Position
 from referee.rules.renaissance_ruleset import default_settings
 from referee.tracking.decoding import Verdict
 from referee.tracking.reading import Reading
@@ -279,3 +279,72 @@ def test_two_plies_made_before_the_board_was_read_are_both_recorded() -> None:
         before, after = match.positions[i], match.positions[i + 2]
         seen = decoder.infer(reading(shows(decoder, after), seed=i, confidence=0.99), before, None)
         assert seen.verdict is not Verdict.TWO_MOVES, i
+
+
+def test_two_tiles_read_at_once_are_recorded_in_the_order_a_glimpse_between_showed() -> None:
+    """Two tiles laid before the board was read leave the same board in either order; a
+    reading between them, unreadable as it was (a square of the tile unsure), shows which
+    was laid first, and the record keeps that order."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    i = next(i for i in range(len(match.moves) - 1)
+             if match.positions[i + 2].phase is Phase.PREPARATION
+             and not decoder._touching(match.moves[i], match.moves[i + 1]))
+    before, after = match.positions[i], match.positions[i + 2]
+    tiles = match.moves[i], match.moves[i + 1]
+    for first, second in (tiles, tiles[::-1]):
+        referee = Referee(decoder, match=Match(GAME, before))
+        referee.on_reading(reading(shows(decoder, before)))
+        glimpse = reading(shows(decoder, GAME.play(before, first)), seed=1)
+        unsure = first.squares[0]
+        glimpse.probabilities[unsure] = np.full(len(LABELS), 1 / len(LABELS))
+        glimpse.probabilities[unsure, shows(decoder, after)[unsure]] += 0.3
+        glimpse.probabilities[unsure] /= glimpse.probabilities[unsure].sum()
+        assert [e.kind for e in referee.on_reading(glimpse)] == [EventKind.UNREADABLE]
+        events = referee.on_reading(reading(shows(decoder, after), seed=2, confidence=0.99))
+        assert [e.kind for e in events] == [EventKind.ACCEPTED] * 2
+        assert [e.move for e in events] == [GAME.move_text(before, first),
+                                            GAME.move_text(GAME.play(before, first), second)]
+
+
+def test_a_marker_laid_in_doubt_only_over_what_lies_under_it_is_read() -> None:
+    """The square a marker was laid on, read unsurely between the marker on a tile and the
+    marker on a monomino (no rival lays a monomino there), is surely changed: the ply is
+    read. In doubt between the marker and the square as it was, it is not."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    i = next(i for i, move in enumerate(match.moves) if isinstance(move, PlaceMarker)
+             and match.positions[i].phase is Phase.PHASE1
+             and not GAME.acquisitions(match.positions[i], move)
+             and GAME.move_text(match.positions[i], move)[-1] != ">"
+             and LABELS[shows(decoder, match.positions[i])[move.square]] == "tile")
+    before, after, square = match.positions[i], match.positions[i + 1], match.moves[i].square
+    laid = shows(decoder, after)[square]
+    for other, verdict in (("monomino", Verdict.MOVE), ("tile", Verdict.UNREADABLE)):
+        if other == "monomino":
+            other += LABELS[laid][len("tile"):]  # the same marker, on a monomino
+        seen = reading(shows(decoder, after), seed=i)
+        seen.probabilities[square] = 0.02
+        seen.probabilities[square, laid] = 0.45
+        seen.probabilities[square, LABELS.index(other)] = 0.39
+        assert decoder.infer(seen, before, None).verdict is verdict, other
+
+
+def test_a_square_both_signals_show_changed_rules_out_what_leaves_it() -> None:
+    """A marker laid, read at 0.8 only against 0.07 for the square as it was: the ply leads
+    "nothing changed" by less than the margin. Where the image shows the square changed
+    by far more than light or a neighbour does, "nothing changed" is ruled out."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    i = next(i for i, move in enumerate(match.moves) if isinstance(move, PlaceMarker)
+             and not GAME.acquisitions(match.positions[i], move))
+    before, after, square = match.positions[i], match.positions[i + 1], match.moves[i].square
+    seen = reading(shows(decoder, after), seed=i)
+    seen.probabilities[square] = 0.13 / (len(LABELS) - 2)
+    seen.probabilities[square, shows(decoder, after)[square]] = 0.8
+    seen.probabilities[square, shows(decoder, before)[square]] = 0.07
+    assert decoder.infer(seen, before, None).verdict is Verdict.UNREADABLE
+    changed = np.zeros(seen.squares, bool)
+    changed[square] = True
+    told = decoder.infer(replace(seen, changed=changed), before, None)
+    assert (told.verdict, GAME.play(before, told.move)) == (Verdict.MOVE, after)
