@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from referee.calibration.files import CameraCalibration
+from referee.calibration.undistort import Undistorter
 from referee.errors import NoBoardError
 from referee.vision.corner_guesses import (
     big_net_fit,
@@ -54,6 +55,7 @@ from referee.vision.corner_guesses import (
     with_grid_reader_big,
     with_refiner,
 )
+from referee.vision.edge_lens import edges_k
 from referee.vision.grid_search import (
     attempt,
     pose_or_raise,
@@ -112,7 +114,16 @@ def find_board_and_lens(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
     if files < 1 or ranks < 1:
         raise ValueError(f"a board needs at least one file and one rank, not {files}x{ranks}")
     s = settings or default_settings().localise
-    pose = _in_view(frame_bgr, files, ranks, s, camera_matrix)
+    try:
+        pose = _in_view(frame_bgr, files, ranks, s, camera_matrix)
+    except NoBoardError:
+        # through a lens and no camera file the first search often refuses the bent lines
+        if camera_matrix is not None or s.lens_bend_ratio <= 0:
+            raise
+        found = through_edges_lens(frame_bgr, files, ranks, s)
+        if found is None:
+            raise
+        return found
     bend = bent_lines(frame_bgr, pose, s)
     if bend is None:
         return FoundBoard(pose)
@@ -157,13 +168,46 @@ def through_own_lens(frame_bgr: NDArray[np.uint8], pose: BoardPose, bend: Bend, 
     height, width = frame_bgr.shape[:2]
     first = lens_for(straightest_k(bend.lines), width, height)
     flat = around_board(first, pose.corners_array, AROUND_BOARD)
+    return _found_through(frame_bgr, first, flat, files, ranks, s)
+
+
+def through_edges_lens(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
+                       s: LocaliseSettings) -> FoundBoard | None:
+    """Where the first search refused: the board found in the whole frame undistorted through
+    the lens its edges show (`edge_lens`, a plumb-line estimate before any grid is found),
+    finished as `through_own_lens` finishes; None where the edges show no lens or the board is
+    not found through it (the first refusal stands)."""
+    k = edges_k(to_grey(frame_bgr))
+    if k is None:
+        return None
+    height, width = frame_bgr.shape[:2]
+    lens = lens_for(k, width, height)
+    frame_corners = np.array([[0.0, 0.0], [width - 1, 0.0], [width - 1, height - 1], [0.0, height - 1]])
+    try:
+        return _found_through(frame_bgr, lens, around_board(lens, frame_corners, 0.0), files, ranks, s,
+                              straightened=True)
+    except NoBoardError:
+        return None
+
+
+def _found_through(frame_bgr: NDArray[np.uint8], first: CameraCalibration, flat: Undistorter, files: int,
+                   ranks: int, s: LocaliseSettings, *, straightened: bool = False) -> FoundBoard:
+    """The board found in the view `flat` undistorted through the lens `first`, that lens
+    refitted to its lines read there and its grid's crossings put back through it;
+    NoBoardError naming the bent lines and the cure where the board is not found there or its
+    lines there still bow (`lens_bend_bow`), and naming the sides where its corners go back
+    beyond the frame. `straightened`: also where its lines there still read as a barrel lens
+    bends them (`lens_bend_ratio` straighter through one, at any bow): a lens read off the
+    frame's edges, not the board's lines, that left them bent is no lens to read it through.
+    """
     view = flat(frame_bgr)
     try:
         seen = _in_view(view, files, ranks, s, flat.camera_matrix)
     except NoBoardError as refused:
         raise _bent(f"the board is not found through the lens estimated from them ({refused})") from None
     straight = measure_bend(to_grey(view), seen)
-    if straight is None or straight.bow >= s.lens_bend_bow:
+    if straight is None or straight.bow >= s.lens_bend_bow or (
+            straightened and straight.k < 0 and straight.rms_seen >= s.lens_bend_ratio * straight.rms_fitted):
         raise _bent("they still bend through the lens estimated from them")
     lens = refitted(first, flat, straight)
     crossings = flat.distort_points(seen.to_image(board_lattice(files, ranks)), first)

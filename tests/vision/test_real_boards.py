@@ -97,7 +97,7 @@ def test_a_board_cut_off_by_the_frame_is_refused_naming_the_side(side: str) -> N
 
 
 # Boards in view found within 1% / within 3% of the diagonal (benchmarks/real_boards.md)
-THROUGH_A_LENS = {"as taken": (14, 14), "strong lens": (6, 15)}
+THROUGH_A_LENS = {"as taken": (23, 23), "strong lens": (8, 19)}
 
 
 @pytest.mark.parametrize("group", ["as taken", "strong lens"])
@@ -105,7 +105,8 @@ def test_a_board_through_a_strong_lens_is_read_through_the_lens_its_lines_show(g
     """Through a barrel lens and no camera file (the photos as taken, k1 about -0.28, and
     bent further, k1 -0.35) a grid of straight lines cannot follow the board's curved lines
     and slides a row: the lens is estimated from the lines, the board found again in the frame
-    undistorted through it and its corners put back (`own_lens`). No board is answered 3% or
+    undistorted through it and its corners put back (`own_lens`), or where the first search
+    refuses, through the lens the frame's edges show (`edge_lens`). No board is answered 3% or
     more of the diagonal off; where the estimate is not trusted the refusal names the bent
     lines and the cure."""
     results = {c.name: error_or_refusal(c) for c in cases(group) if not c.out_sides}
