@@ -149,22 +149,25 @@ class RenaissanceDecoder(Decoder):
                   free: float) -> Inference | None:
         """Two plies in a row that explain the board clearly (the reply made before the
         board was still long enough to read the first), or None. The first is one whose
-        changes the reading shows (every square it changes read as changed), neither takes a
-        polyomino, and the pair must beat every pair that leaves another board by the
-        margin. Pairs that leave the same board are one board: the first found is taken
-        (two neutral tiles laid at once may be recorded in the other order). Two tiles that
-        touch are not paired: they look like one bigger tile (an illegal one laid, say)."""
+        changes the reading shows (every square it changes read as changed), done (a
+        polyomino it takes lifted and filled; not the last of a stage, whose fill or clearing
+        is waited for), the second one that takes none, and the pair must beat every pair
+        that leaves another board by the margin. Pairs that leave the same board are one
+        board: the first found is taken (two neutral tiles laid at once may be recorded in the
+        other order). Two tiles that touch are not paired: they look like one bigger tile (an
+        illegal one laid, say)."""
         before = self.appearance(position)[0]
         changed = np.argmax(label_logp, axis=1) != before
         nobody = np.full(len(before), -1, dtype=np.intp)
         pairs: list[tuple[Move, Candidate]] = []
         for first in self._legal_plies(position):
             moved = first.settled != before
-            if first.changing.size or not moved.any() or (moved & ~changed).any() \
+            if not moved.any() or (moved & ~changed).any() \
                     or not self.game.is_legal(position, first.move):
                 continue
             middle = self.game.play(position, first.move)
-            if middle.phase is Phase.OVER:
+            stage_ends = bool(first.changing.size) and middle.phase is not position.phase
+            if middle.phase is Phase.OVER or stage_ends:  # (its fill or clearing is waited for)
                 continue
             moves = [m for m in self.game.moves_to_look_for(middle) if self.game.is_legal(middle, m)]
             plies = (self._acted_plies(middle, moves) if self.game.acts_only(middle)

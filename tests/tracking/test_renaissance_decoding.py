@@ -348,3 +348,20 @@ def test_a_square_both_signals_show_changed_rules_out_what_leaves_it() -> None:
     changed[square] = True
     told = decoder.infer(replace(seen, changed=changed), before, None)
     assert (told.verdict, GAME.play(before, told.move)) == (Verdict.MOVE, after)
+
+
+def test_a_ply_taking_a_polyomino_and_the_reply_read_at_once_are_both_recorded() -> None:
+    """The polyomino lifted, its squares filled, and the reply's marker laid before the
+    board was still long enough to read: both plies, as the rules play them out."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    taking = [i for i in range(len(match.moves) - 1)
+              if GAME.acquisitions(match.positions[i], match.moves[i])
+              and not GAME.acquisitions(match.positions[i + 1], match.moves[i + 1])
+              and match.positions[i].phase is match.positions[i + 2].phase is Phase.PHASE1]
+    assert len(taking) >= 3
+    for i in taking:
+        before, after = match.positions[i], match.positions[i + 2]
+        seen = decoder.infer(reading(shows(decoder, after), seed=i, confidence=0.99), before, None)
+        assert seen.verdict is Verdict.TWO_MOVES, (i, match.moves[i], match.moves[i + 1])
+        assert GAME.play(GAME.play(before, seen.move), seen.second) == after, i
