@@ -29,6 +29,7 @@ from referee.vision.crops import (
 )
 from referee.vision.monomino import MONOMINO_LABELS, MONOMINO_MODEL, monomino_class
 from referee.vision.pose import BoardPose, board_lattice
+from referee.vision.seams import SEAM_MODEL  # the second tiles model: crops straddling inner grid lines
 from referee.vision.warp import top_face_quads
 from referee_lab.datasets import DICE_LABELS, Sample
 from referee_lab.synth import RenderOptions, SquareContent, render_frame
@@ -138,7 +139,6 @@ RENDER_SETS: dict[str, RenderSet] = {
     "zensu": RenderSet("zensu", ZENSU_LABELS, ("zensu",), 0.28),
     "tiles": RenderSet("tiles", TILES_LABELS, ("renaissance",), 0.1),
 }
-SEAM_MODEL = "tiles-seam"  # the second tiles model: crops straddling inner grid lines
 # The third, MONOMINO_MODEL (`vision.monomino`): bare square or monomino, trained on the
 # main model's crops relabelled.
 

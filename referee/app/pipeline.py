@@ -40,11 +40,12 @@ from referee.vision.board_tracker import refit, track
 from referee.vision.change import square_changes
 from referee.vision.classifier import Classifier
 from referee.vision.corner_guesses import corner_network
-from referee.vision.crops import CropSpec, scaled_quads
+from referee.vision.crops import CropSpec, grid_seam_crops, scaled_quads
 from referee.vision.line_profiles import small_board
 from referee.vision.monomino import MONOMINO_MODEL, second_opinion
 from referee.vision.motion import Anchor, anchor, moved_by, shift_since
 from referee.vision.pose import BoardPose
+from referee.vision.seams import JOINED, SEAM_MODEL, SeamLook
 from referee.vision.second_look import SecondLook, read_squares
 from referee.vision.settings import VisionSettings, default_settings
 from referee.vision.warp import top_face_quads, view_outside_frame, warp_board
@@ -102,10 +103,11 @@ class BoardReader:
                  settings: PipelineSettings | None = None,
                  vision: VisionSettings | None = None,
                  calibration: Calibration | None = None,
-                 monomino: Classifier | None = None) -> None:
+                 monomino: Classifier | None = None, seams: Classifier | None = None) -> None:
         self.files, self.ranks = files, ranks
         self.classifier = classifier
         self.monomino = monomino  # Renaissance: asked again of squares bare or a monomino
+        self.seams = seams  # Renaissance: asked of the seams where the decoder doubts a tiling
         # A reading's labels put "empty" first (the tiles model's start with "blocked").
         self.labels = tuple(sorted(classifier.labels, key=lambda label: label != EMPTY))
         self._columns = [classifier.labels.index(label) for label in self.labels]
@@ -386,7 +388,20 @@ class BoardReader:
             probabilities = second_opinion(self.monomino, crops, probabilities,
                                            self.classifier.labels, look)
         return Reading(self.labels, probabilities[:, self._columns],
-                       crop_colors(crops, self.crop_spec), frame_index, time_s)
+                       crop_colors(crops, self.crop_spec), frame_index, time_s,
+                       seams=self._seam_look(frame_bgr, pose))
+
+    def _seam_look(self, frame_bgr: np.ndarray, pose: BoardPose) -> SeamLook | None:
+        """The board's seams, cut and read by the seam model only if the decoder asks."""
+        model = self.seams
+        if model is None:
+            return None
+
+        def read() -> np.ndarray:
+            crops = grid_seam_crops(frame_bgr, list(self.square_quads(frame_bgr, pose, 1.0)),
+                                    pose.files, model.card.crop)
+            return np.asarray(model.predict(crops)[:, model.labels.index(JOINED)])
+        return SeamLook(read)
 
 
 def _ready_for_readings() -> None:
@@ -794,8 +809,9 @@ def board_referee(game: CameraGame, pieces: str | None, *, model: str | None = N
     if calibration is not None and calibration.board is not None:  # the players' own pieces
         classifier = classifier.with_head(calibration.board.head)
     monomino = Classifier.load(MONOMINO_MODEL) if own == TILES else None
+    seams = Classifier.load(SEAM_MODEL) if own == TILES else None
     reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings,
-                         calibration=calibration, monomino=monomino)
+                         calibration=calibration, monomino=monomino, seams=seams)
     decoder: Decoder
     if isinstance(game, ZensuRules):
         decoder = ZensuDecoder(game, reader.labels)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from referee.vision.seams import SeamLook
+
 EMPTY = "empty"
 
 
@@ -27,6 +29,8 @@ class Reading:
     # ... and whether it shows it changed by far more than the light or a neighbour's piece
     # changes a square: it no longer holds what it held. None: not known.
     changed: np.ndarray | None = None
+    # Renaissance: the seams between squares, read by the seam model when first asked.
+    seams: SeamLook | None = None
 
     def __post_init__(self) -> None:
         squares, labels = self.probabilities.shape
@@ -55,7 +59,7 @@ class Reading:
         unchanged = None if self.unchanged is None else self.unchanged[order]
         changed = None if self.changed is None else self.changed[order]
         return replace(self, probabilities=self.probabilities[order], colors=self.colors[order],
-                       unchanged=unchanged, changed=changed)
+                       unchanged=unchanged, changed=changed, seams=None)  # (seams: by the old names)
 
     @classmethod
     def pooled(cls, readings: list[Reading]) -> Reading:

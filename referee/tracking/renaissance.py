@@ -43,8 +43,12 @@ from referee.tracking.decoding import (
     Verdict,
     differ,
     lead,
+    same_look,
 )
 from referee.tracking.reading import ColorModel, Reading
+from referee.vision.seams import seam_pairs
+
+SURE = 1e-4  # a seam's probability is clipped to [SURE, 1 - SURE] before its logarithm
 
 COVERS = ("blocked", "empty", "monomino", "tile")  # a square's cover, as the labels name it
 MARKS = ("", "+gold", "+silver")  # by `Position.markers` value: none, Gold, Silver
@@ -76,6 +80,7 @@ class RenaissanceDecoder(Decoder):
             raise ValueError(f"the classifier lacks the labels {sorted(missing)}")
         super().__init__(game, labels, settings)
         self.game: RenaissanceRules = game
+        self._seams = seam_pairs(game.geometry.files, game.geometry.ranks)
         blocked = self._index["blocked"]
         table = {cover: [self._index.get(f"{cover}{mark}", blocked) for mark in MARKS]
                  for cover in COVERS}
@@ -188,6 +193,38 @@ class RenaissanceDecoder(Decoder):
             assert rival is not None
             return Inference(Verdict.UNREADABLE, margin=margin, squares=differ(best, rival))
         return Inference(Verdict.TWO_MOVES, first_move, margin, second=best.move)
+
+    def closer_look(self, reading: Reading, position: Position, candidates: tuple[Candidate, ...],
+                    scores: np.ndarray, order: np.ndarray) -> Inference | None:
+        """Plies about as likely as the best that lay the tiles otherwise (the T4 c6 b7 c7 d7
+        and the I3 b7 c7 d7, a tan tile on a light square read 0.74 tile), told apart by the
+        seam model on the seams where they differ (c6-c7 joined or apart), asked only here.
+        The best is taken if, its seams' log-likelihood added, it leads each such rival by
+        the margin; else None."""
+        best, top = candidates[order[0]], float(scores[order[0]])
+        close = [i for i in order[1:] if top - float(scores[i]) < self.settings.min_margin
+                 and not same_look(candidates[i], best)]
+        tied = [best, *(candidates[i] for i in close)]
+        if reading.seams is None or not close or any(c.verdict is not Verdict.MOVE for c in tied):
+            return None
+        joined = np.array([self._joined_seams(position, c.move) for c in tied])
+        differ = np.flatnonzero((joined != joined[0]).any(axis=0))
+        if not differ.size:
+            return None
+        p = np.clip(reading.seams.joined[differ], SURE, 1 - SURE)
+        seam_logp = np.where(joined[:, differ], np.log(p), np.log1p(-p)).sum(axis=1)
+        total = np.array([top, *(float(scores[i]) for i in close)]) + seam_logp
+        margin = float(total[0] - total[1:].max())
+        if margin < self.settings.min_margin:
+            return None
+        return Inference(best.verdict, best.move, margin, squares=best.squares)
+
+    def _joined_seams(self, position: Position, move: Move) -> np.ndarray:
+        """Per seam (`seam_pairs` order): whether one polyomino lies on both its squares once
+        `move` is played."""
+        cover = np.array(self.game.play(position, move).cover)
+        a, b = cover[self._seams[:, 0]], cover[self._seams[:, 1]]
+        return np.asarray((a == b) & (a >= 0))
 
     def _touching(self, first: Move, second: Move) -> bool:
         """Whether two plies lay tiles side by side (no seam is read between them)."""

@@ -11,7 +11,9 @@ the labels mean)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +22,20 @@ from referee.errors import ModelError
 
 POLYOMINO_PREFIX = "tile"  # the square labels of a polyomino's square: tile, tile+gold, ...
 APART, JOINED = "apart", "joined"
+SEAM_MODEL = "tiles-seam"
+
+
+@dataclass(frozen=True, eq=False)
+class SeamLook:
+    """A board's seams, read only when first asked (a decoder in doubt between two ways the
+    tiles lie): `read` gives each seam's probability of being joined, in `seam_pairs` order;
+    the answer is kept."""
+
+    read: Callable[[], NDArray[np.float64]]
+
+    @cached_property
+    def joined(self) -> NDArray[np.float64]:
+        return np.asarray(self.read(), dtype=np.float64)
 
 
 def seam_pairs(files: int, ranks: int) -> NDArray[np.int64]:

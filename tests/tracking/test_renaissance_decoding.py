@@ -17,11 +17,12 @@ from referee.app.state_machine import Referee
 from referee.rules import Match
 from referee.rules.records import read_record
 from referee.rules.renaissance import RenaissanceRules
-from referee.rules.renaissance_position import Phase, PlaceMarker, Position
+from referee.rules.renaissance_position import Phase, PlaceMarker, PlaceTile, Position
 from referee.rules.renaissance_ruleset import default_settings
 from referee.tracking.decoding import Verdict
 from referee.tracking.reading import Reading
 from referee.tracking.renaissance import RenaissanceDecoder
+from referee.vision.seams import SeamLook, seam_pairs
 from tests import DATA
 
 GAME = RenaissanceRules()
@@ -365,3 +366,39 @@ def test_a_ply_taking_a_polyomino_and_the_reply_read_at_once_are_both_recorded()
         seen = decoder.infer(reading(shows(decoder, after), seed=i, confidence=0.99), before, None)
         assert seen.verdict is Verdict.TWO_MOVES, (i, match.moves[i], match.moves[i + 1])
         assert GAME.play(GAME.play(before, seen.move), seen.second) == after, i
+
+
+def test_the_seams_tell_a_tile_from_a_smaller_one_where_a_square_is_in_doubt() -> None:
+    """A tile laid with one end square read 0.74 tile / 0.13 bare (a tan tile on a light
+    square): the smaller tile without that square is under the margin behind. The seam model,
+    asked only then, reads the seam between that square and the rest of the tile: joined, the
+    tile is read; apart, or no seams read, the ply waits."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    tile_label, empty = LABELS.index("tile"), LABELS.index("empty")
+    for i, move in enumerate(match.moves):
+        before, after = match.positions[i], match.positions[i + 1]
+        if before.phase is not Phase.PREPARATION or not isinstance(move, PlaceTile):
+            continue
+        for square in move.squares:
+            seen = reading(shows(decoder, after), seed=i)
+            seen.probabilities[square] = 0.13 / (len(LABELS) - 2)
+            seen.probabilities[square, tile_label], seen.probabilities[square, empty] = 0.74, 0.13
+            if decoder.infer(seen, before, None).verdict is Verdict.UNREADABLE:
+                break
+        else:
+            continue
+        break
+    else:
+        raise AssertionError("no tile of the sample has a smaller rival")
+    truth = decoder._joined_seams(before, move)
+    seams = seam_pairs(GAME.geometry.files, GAME.geometry.ranks)
+    apart = truth & np.any(seams == square, axis=1)  # the doubted square's seams in the tile
+
+    def look(joined: np.ndarray) -> SeamLook:
+        return SeamLook(lambda: np.where(joined, 0.95, 0.03))
+
+    told = decoder.infer(replace(seen, seams=look(truth)), before, None)
+    assert (told.verdict, told.move) == (Verdict.MOVE, move)
+    assert decoder.infer(replace(seen, seams=look(truth & ~apart)), before, None).verdict \
+        is Verdict.UNREADABLE
