@@ -247,7 +247,7 @@ class Referee:
 
     def _undo_last(self) -> str:
         """Take the last move off the match; returns it in the designer's notation."""
-        self._under_way = None  # (a ply of the position left)
+        self._under_way = self._glimpse = None  # (of the position left)
         before = self.match.positions[-2]
         return str(self.game.move_text(before, self.match.pop()))
 
