@@ -32,9 +32,9 @@ from referee.app.pipeline import PipelineSettings
 from referee.tracking.tile_pieces import read_whole_pieces
 from referee.vision.classifier import Classifier
 from referee.vision.monomino import MONOMINO_MODEL, monomino_pairs, second_opinion
-from referee.vision.seams import APART, JOINED
+from referee.vision.seams import APART, JOINED, SEAM_MODEL
 from referee.vision.second_look import lead, read_squares
-from referee_lab.renders import HELD_OUT_STYLE, SEAM_MODEL, frame_crops, render_squares
+from referee_lab.renders import HELD_OUT_STYLE, frame_crops, render_squares
 from referee_lab.tasks import render_classifiers
 
 SURE = 0.999  # an oracle's probability for the truth

@@ -32,12 +32,11 @@ from referee.errors import ModelError
 from referee.vision.classifier import Classifier
 from referee.vision.crops import grid_crops
 from referee.vision.monomino import MONOMINO_MODEL, second_opinion
-from referee.vision.seams import APART, JOINED, seam_pairs, seams_given_squares
+from referee.vision.seams import APART, JOINED, SEAM_MODEL, seam_pairs, seams_given_squares
 from referee.vision.second_look import SecondLook, read_squares
 from referee_lab.renders import (
     HELD_OUT_FIRST_SEED,
     HELD_OUT_STYLE,
-    SEAM_MODEL,
     LabelledFrame,
     frame_crops,
     render_squares,

@@ -29,12 +29,12 @@ from referee.vision.classifier import ModelCard, sha256_of
 from referee.vision.crops import CropSpec
 from referee.vision.images import read_image
 from referee.vision.monomino import MONOMINO_MODEL, monomino_class
+from referee.vision.seams import SEAM_MODEL
 from referee_lab.augment import Augment, augmented_crop
 from referee_lab.datasets import Sample, crop_folder_margin, crop_samples, fixed_crops, split_groups
 from referee_lab.renders import (
     HELD_OUT_STYLE,
     RENDER_SETS,
-    SEAM_MODEL,
     TRAIN_STYLES,
     model_labels,
     model_pieces,
