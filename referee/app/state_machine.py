@@ -184,8 +184,9 @@ class Referee:
         return [self._event(EventKind.UNREADABLE, reading, detail=self._squares(inference))]
 
     def _as_seen_under_way(self, inference: Inference) -> Inference:
-        """Two plies that leave the same position look the same once made (Renaissance: a
-        push-in, and a marker placed where the push leaves one); where the board was seen
+        """Two plies that leave the same board look the same once made (Renaissance: a
+        push-in, and a marker placed where the push leaves one; or any ply that ends phase 1,
+        the board cleared, whoever it gave the last polyomino to); where the board was seen
         part way through one of them, that one was made."""
         seen, self._under_way = self._under_way, None
         if seen is None or not self._same_after(seen, inference.move):
@@ -216,11 +217,16 @@ class Referee:
         return replace(inference, move=first, second=second)
 
     def _same_after(self, a: Any, b: Any) -> bool:
-        """Whether plies `a` and `b` (either may be None) leave the same position."""
+        """Whether plies `a` and `b` (either may be None) leave the same board to be seen
+        (the positions may differ where the board does not show it: the hands)."""
         if a is None or b is None:
             return False
-        position = self.match.position
-        return bool(a == b or self.game.play(position, a) == self.game.play(position, b))
+        if a == b:
+            return True
+        position, appearance = self.match.position, self.inferer.appearance
+        after_a = appearance(self.game.play(position, a))
+        after_b = appearance(self.game.play(position, b))
+        return all(np.array_equal(x, y) for x, y in zip(after_a, after_b, strict=True))
 
     def _accept(self, inference: Inference, reading: Reading) -> list[Event]:
         assert inference.move is not None

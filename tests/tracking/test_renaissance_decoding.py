@@ -91,6 +91,31 @@ def test_a_push_in_seen_under_way_is_recorded_as_the_push_in() -> None:
     assert [(e.kind, e.move) for e in events] == [(EventKind.ACCEPTED, "a3>")]
 
 
+def test_the_push_in_that_ends_phase_1_seen_under_way_gives_the_polyomino_to_its_taker() -> None:
+    """A rendered game's 91st ply, a3>, takes the I4 c3-c6 for Gold and ends phase 1; a1>,
+    c1> and c3 give it to Silver. Once the board is cleared all four look the same, so only
+    the board seen with the push made tells whose hand it went to."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match: Match = Match(GAME)
+    for ply in read_record(DATA / "records" / "renaissance-890010.txt").plies[:90]:
+        match.push_text(ply.text)
+    before = match.position
+    push = GAME.parse_move(before, "a3>")
+    after = GAME.play(before, push)
+    look_alikes = {GAME.move_text(before, move) for move in GAME.legal_moves(before)
+                   if np.array_equal(shows(decoder, GAME.play(before, move)), shows(decoder, after))}
+    assert look_alikes == {"a1>", "c1>", "a3>", "c3"}
+    assert GAME.play(before, GAME.parse_move(before, "c3")) != after  # another hand
+    referee = Referee(decoder, match=Match(GAME, before))
+    referee.on_reading(reading(shows(decoder, before)))
+    events = referee.on_reading(reading(decoder.labels_of(
+        before.cover, GAME.placed_markers(before, push.square))))
+    assert [(e.kind, e.move) for e in events] == [(EventKind.INCOMPLETE, "a3>")]
+    events = referee.on_reading(reading(shows(decoder, after)))
+    assert (events[0].kind, events[0].move) == (EventKind.ACCEPTED, "a3>")
+    assert referee.match.position == after
+
+
 def test_a_taken_polyomino_still_on_the_board_is_an_acquisition_under_way() -> None:
     decoder = RenaissanceDecoder(GAME, LABELS)
     match = sample()
