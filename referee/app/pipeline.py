@@ -536,14 +536,14 @@ class GameLoop:
                     reading = self._first_move_decides_sides(reading)
             if referee.match.moves:
                 self._other_sides = ()
-            events = self._tell(self._with_image_changes(reading, frame_bgr), [])
+            events = self._tell(reading, frame_bgr, [])
         self._remember_position(events, frame_bgr)
         return events
 
-    def _tell(self, reading: Reading, unclear: list[Reading]) -> list[Event]:
-        """The referee's events for `reading`, pooled with the `unclear` readings of the same
-        still board before it; kept among them if it is unreadable too."""
-        readings = [*unclear, reading]
+    def _tell(self, reading: Reading, frame_bgr: np.ndarray, unclear: list[Reading]) -> list[Event]:
+        """The referee's events for `reading` of `frame_bgr`, pooled with the `unclear`
+        readings of the same still board before it; kept among them if it is unreadable too."""
+        readings = [*unclear, self._with_image_changes(reading, frame_bgr)]
         events = self.referee.on_reading(Reading.pooled(readings) if unclear else reading)
         self._unclear = readings if self.referee.last_verdict is Verdict.UNREADABLE else []
         return events
@@ -558,7 +558,7 @@ class GameLoop:
         """The still board, unreadable so far, read once more and pooled with its readings."""
         settled = self.reader.settle(frame_bgr) or pose
         reading = self.reader.read(frame_bgr, settled, frame_index, time_s)
-        events = self._tell(self._with_image_changes(reading, frame_bgr), self._unclear)
+        events = self._tell(reading, frame_bgr, self._unclear)
         self._remember_position(events, frame_bgr)
         self.emit_all(events, frame_bgr)
         return events

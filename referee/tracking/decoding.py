@@ -143,7 +143,8 @@ class Decoder(ABC):
         """How well `reading` shows `position`: its log-likelihood."""
         labels, owners = self.appearance(position)
         candidate = Candidate(Verdict.NO_CHANGE, None, labels, owners)
-        scores = Explanations.of([candidate]).scores(_label_logp(reading), _owner_logp(reading, colors))
+        logp = reading.log_probabilities(), _owner_logp(reading, colors)
+        scores = Explanations.of([candidate]).scores(*logp)
         return float(scores[0])
 
     def closer_look(self, reading: Reading, position: Any, candidates: tuple[Candidate, ...],
@@ -159,7 +160,7 @@ class Decoder(ABC):
         if reading.squares != geometry.files * geometry.ranks:
             raise ValueError("the reading and the position have different numbers of squares")
         unsure = reading.confidence() < self.settings.min_square_confidence
-        label_logp = _label_logp(reading)
+        label_logp = reading.log_probabilities()
         owner_logp = _owner_logp(reading, colors)
         listed = self._explanations(position, previous)
         built = Explanations.of(self.under_way(position, label_logp))
@@ -264,11 +265,6 @@ class Decoder(ABC):
         return tuple(int(s) for s in np.flatnonzero((seen != expected) | (seen_owner != owners)))
 
 
-def _label_logp(reading: Reading) -> np.ndarray:
-    """Log-probability per square of each label."""
-    return np.asarray(np.log(np.clip(reading.probabilities, 1e-9, 1.0)))
-
-
 def _owner_logp(reading: Reading, colors: ColorModel | None) -> np.ndarray:
     """Log-probability per square of each owner (first, second, nobody) by its colour; all
     alike where owners are not told by colour."""
@@ -282,12 +278,20 @@ def lead(candidates: Sequence[Candidate], scores: np.ndarray, order: np.ndarray,
          ruled_out: Callable[[Candidate], bool] | None = None) -> tuple[float, Candidate | None]:
     """How far the best (`order[0]`) leads the best rival, and that rival: a candidate that
     looks otherwise and is not `ruled_out`; inf and None where there is none."""
+    for i in rivals(candidates, order, ruled_out):
+        return float(scores[order[0]]) - float(scores[i]), candidates[i]
+    return np.inf, None
+
+
+def rivals(candidates: Sequence[Candidate], order: np.ndarray,
+           ruled_out: Callable[[Candidate], bool] | None = None) -> Iterator[int]:
+    """The best's (`order[0]`) rivals, best first: candidates that look otherwise and are not
+    `ruled_out`."""
     best = candidates[order[0]]
     for i in order[1:]:
         rival = candidates[i]
         if not same_look(rival, best) and not (ruled_out and ruled_out(rival)):
-            return float(scores[order[0]]) - float(scores[i]), rival
-    return np.inf, None
+            yield int(i)
 
 
 def differ(a: Candidate, b: Candidate) -> tuple[int, ...]:

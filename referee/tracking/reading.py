@@ -43,6 +43,10 @@ class Reading:
     def squares(self) -> int:
         return int(self.probabilities.shape[0])
 
+    def log_probabilities(self) -> np.ndarray:
+        """Per square, each label's log-probability (floored: no label is impossible)."""
+        return np.asarray(np.log(np.clip(self.probabilities, 1e-9, 1.0)))
+
     def best_labels(self) -> list[str]:
         return [self.labels[i] for i in np.argmax(self.probabilities, axis=1)]
 
@@ -67,7 +71,7 @@ class Reading:
         log-probabilities averaged (a geometric mean: the frames' noise differs, the board
         does not, so they count as one opinion, not as independent evidence), the colours
         averaged; the last frame's moment and squares seen (un)changed."""
-        logp = np.mean([np.log(np.clip(r.probabilities, 1e-9, 1.0)) for r in readings], axis=0)
+        logp = np.mean([r.log_probabilities() for r in readings], axis=0)
         probabilities = np.exp(logp - logp.max(axis=1, keepdims=True))
         probabilities /= probabilities.sum(axis=1, keepdims=True)
         colors = np.mean([r.colors for r in readings], axis=0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 
 import numpy as np
 
@@ -43,7 +44,7 @@ from referee.tracking.decoding import (
     Verdict,
     differ,
     lead,
-    same_look,
+    rivals,
 )
 from referee.tracking.reading import ColorModel, Reading
 from referee.vision.seams import seam_pairs
@@ -202,8 +203,8 @@ class RenaissanceDecoder(Decoder):
         The best is taken if, its seams' log-likelihood added, it leads each such rival by
         the margin; else None."""
         best, top = candidates[order[0]], float(scores[order[0]])
-        close = [i for i in order[1:] if top - float(scores[i]) < self.settings.min_margin
-                 and not same_look(candidates[i], best)]
+        close = list(takewhile(lambda i: top - float(scores[i]) < self.settings.min_margin,
+                               rivals(candidates, order)))
         tied = [best, *(candidates[i] for i in close)]
         if reading.seams is None or not close or any(c.verdict is not Verdict.MOVE for c in tied):
             return None
