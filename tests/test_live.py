@@ -12,13 +12,16 @@ from pathlib import Path
 import pytest
 
 from referee.app.calibrated import Calibration
+from referee.app.events import EventKind
 from referee.app.live import LiveOptions, board_distance_m, run_live
+from referee.app.record import load_log, match_from_log
 from referee.calibration.defaults import pi_camera_module_3
 from referee.calibration.files import BoardProfile, PlayerPieces
 from referee.cli import main
 from referee.hardware import signals as signals_module
+from referee.hardware.button import ButtonAction
 from referee.hardware.signals import TerminalSignals
-from tests import ROOT
+from tests import DATA, ROOT
 from tests.test_replay_cli import noise_video
 
 
@@ -155,3 +158,39 @@ def test_the_board_distance_comes_from_the_board_profile_and_the_lens():
                     Calibration(camera, None, BoardProfile("rinne", 5, 6, None, corners, "bottom",
                                                            None, pieces, pieces))):
         assert board_distance_m(unknown) is None
+
+
+class HeldAfter(TerminalSignals):
+    """The players' signals, shown in a file, and a button held for a new game once, at the
+    `frames`-th frame (the button's own timing is `tests/hardware/test_button.py`'s)."""
+
+    def __init__(self, path: Path, frames: int) -> None:
+        super().__init__(stream=open(path, "w"))  # noqa: SIM115
+        self.frames = frames
+
+    def take_actions(self) -> list[ButtonAction]:
+        self.frames -= 1
+        return [ButtonAction.NEW_GAME] if self.frames == 0 else []
+
+
+def test_the_button_held_ends_the_game_and_logs_a_new_one_beside_it(tmp_path):
+    """Held mid-game: the game so far is recorded in `game`, and the next one, which waits for
+    the start position, in the first free `game-N` (`game-2` already holds one)."""
+    video = DATA / "footage" / "rinne-penta-whole.mp4"
+    (tmp_path / "game-2").mkdir()
+    (tmp_path / "game-2" / "game.jsonl").write_text("{}\n")
+    lines: list[str] = []
+    signals = HeldAfter(tmp_path / "signals.txt", frames=600)
+    options = LiveOptions("rinne", camera=str(video), out=tmp_path / "game", speed=0, pieces="penta")
+    assert run_live(options, print_line=lines.append, signals=signals) == 0
+    signals.close()
+    first = load_log(tmp_path / "game" / "game.jsonl")
+    assert 0 < len(match_from_log(first).moves) < 6
+    assert "Result: unfinished" in (tmp_path / "game" / "game.txt").read_text()
+    assert (tmp_path / "game" / "report.html").exists()
+    assert f"new game: logged in {tmp_path / 'game-3'}; set up the board" in lines
+    second = load_log(tmp_path / "game-3" / "game.jsonl")
+    assert [e.kind for e in second.events][:1] == [EventKind.SET_UP]
+    assert not match_from_log(second).moves
+    assert "new game" in (tmp_path / "signals.txt").read_text()
+    assert lines[-1] == f"the footage ended: 0 plies in {tmp_path / 'game-3'}"

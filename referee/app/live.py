@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import itertools
 import logging
 import math
 import os
@@ -31,7 +32,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,21 @@ class LiveGame:
     recorder: Recorder
     reader: BoardReader
     resumed_at_s: float | None  # the time of the last logged event; None: a new game
+
+
+class Table:
+    """The game refereed at the table now and the folder it is logged in: the button's long
+    hold ends it and puts a new one in its place, logged beside the first (`next_out`)."""
+
+    def __init__(self, live: LiveGame, out: Path) -> None:
+        self.live, self.out, self.first_out = live, out, out
+
+    def next_out(self) -> Path:
+        """The first of `game-2`, `game-3`, ... beside the first game's `game` with no game
+        logged in it."""
+        first = self.first_out
+        return next(folder for n in itertools.count(2)
+                    if not (folder := first.with_name(f"{first.name}-{n}")).joinpath("game.jsonl").exists())
 
 
 def logged_game(out: Path, game: BoardGame) -> GameLog | None:
@@ -225,7 +241,7 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
     if open_camera is None:
         check_camera_options(options)
     own_signals = signals is None
-    live: LiveGame | None = None
+    table: Table | None = None
     ticker: Ticker | None = None
     with stopped_by_sigterm():
         try:
@@ -233,6 +249,7 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
                 signals = live_signals(options, print_line)
                 ticker = Ticker(signals)
             live = start_referee(options, print_line)
+            table = Table(live, options.out)
             settings = live.reader.settings
             focus_m = board_distance_m(live.reader.lens.calibration)
             if focus_m is not None and is_camera(options.camera):
@@ -246,11 +263,11 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
                 focus_m=focus_m)
             feed = None if spectators is None else BoardFeed(
                 spectators, board_name, live.referee.match, headers=live.recorder.headers)
-            referee_frames(live, options, signals, open_camera, print_line=print_line,
+            referee_frames(table, options, signals, open_camera, print_line=print_line,
                            clock=clock, sleep=sleep, feed=feed)
         except Stopped as stop:
             print_line(f"stopped by {stop}: " + (
-                f"{len(live.referee.match.moves)} plies in {options.out}" if live is not None
+                f"{len(table.live.referee.match.moves)} plies in {table.out}" if table is not None
                 else "before a game began"))
         finally:
             if ticker is not None:
@@ -260,16 +277,44 @@ def run_live(options: LiveOptions, *, print_line: Callable[[str], None] = print,
     return 0
 
 
-def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
+def referee_frames(table: Table, options: LiveOptions, signals: Signals,
                    open_camera: Callable[[], FrameSource], *, print_line: Callable[[str], None],
                    clock: Clock, sleep: Callable[[float], None], feed: BoardFeed | None = None
                    ) -> None:
     """The frame loop: every frame to the referee, every event to the log, then the players
-    (and the spectators, through `feed`)."""
-    referee = live.referee
+    (and the spectators, through `feed`); the button's presses to the game at the table."""
     if feed is not None:
         signals = SpectatedSignals(signals, feed)
         feed.spectators.publish(feed.view())
+    loop, storage = _seated(table.live, signals, print_line, feed)
+    referee = table.live.referee
+    if table.live.resumed_at_s is not None:
+        print_line(f"resuming after {len(referee.match.moves)} plies: set up the logged position")
+        print_line(referee.game.diagram(referee.match.position))
+    camera = is_camera(options.camera)
+    pace = PaceWatch(print_line, clock)
+    try:
+        for frame in watched_frames(open_camera, signals, clock=clock, sleep=sleep,
+                                    wait_at_start=camera, give_up_s=options.camera_wait_s,
+                                    time_offset_s=(table.live.resumed_at_s or 0.0) if camera else 0.0):
+            loop.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
+            for action in signals.take_actions():
+                if action is ButtonAction.NEW_GAME:
+                    loop, storage = _new_game(table, loop, options, signals, print_line, feed)
+                else:
+                    on_button(action, loop, frame.index, frame.timestamp_s)
+            storage.retry(clock())
+            pace.frame()
+        print_line(f"the footage ended: {len(table.live.referee.match.moves)} plies in {table.out}")
+    finally:
+        loop.finish()
+    storage.check()  # a log that caught up only at the end: the all-clear
+
+
+def _seated(live: LiveGame, signals: Signals, print_line: Callable[[str], None],
+            feed: BoardFeed | None) -> tuple[GameLoop, StorageWatch]:
+    """The game loop of `live`, its events announced to the players, and its disk watch."""
+    referee = live.referee
     storage = StorageWatch(live.recorder, signals, print_line)
 
     def announce(event: Event) -> None:
@@ -283,24 +328,23 @@ def referee_frames(live: LiveGame, options: LiveOptions, signals: Signals,
     loop = GameLoop(live.reader, referee, recorder=live.recorder,
                     listeners=(announce,) if feed is None else (announce, feed.on_event),
                     watchers=() if feed is None else (feed.on_frame,))
-    if live.resumed_at_s is not None:
-        print_line(f"resuming after {len(referee.match.moves)} plies: set up the logged position")
-        print_line(referee.game.diagram(referee.match.position))
-    camera = is_camera(options.camera)
-    pace = PaceWatch(print_line, clock)
-    try:
-        for frame in watched_frames(open_camera, signals, clock=clock, sleep=sleep,
-                                    wait_at_start=camera, give_up_s=options.camera_wait_s,
-                                    time_offset_s=(live.resumed_at_s or 0.0) if camera else 0.0):
-            loop.feed(frame.frame_bgr, frame.index, frame.timestamp_s)
-            for action in signals.take_actions():
-                _button(action, loop, frame.index, frame.timestamp_s)
-            storage.retry(clock())
-            pace.frame()
-        print_line(f"the footage ended: {len(referee.match.moves)} plies in {options.out}")
-    finally:
-        loop.finish()
-    storage.check()  # a log that caught up only at the end: the all-clear
+    return loop, storage
+
+
+def _new_game(table: Table, loop: GameLoop, options: LiveOptions, signals: Signals,
+              print_line: Callable[[str], None], feed: BoardFeed | None
+              ) -> tuple[GameLoop, StorageWatch]:
+    """The button held: the game at the table ends as it stands (record and report
+    written), and a new one is logged in the next free folder, the board found afresh."""
+    loop.finish()
+    print_line(f"game ended by the button: {len(table.live.referee.match.moves)} plies in {table.out}")
+    table.out = table.next_out()
+    table.live = start_referee(replace(options, out=table.out, resume=False), print_line)
+    print_line(f"new game: logged in {table.out}; set up the board")
+    signals.show(Cue.NEW_GAME, time.monotonic())
+    if feed is not None:
+        feed.new_game(table.live.referee.match, table.live.recorder.headers)
+    return _seated(table.live, signals, print_line, feed)
 
 
 class PaceWatch:
@@ -380,11 +424,12 @@ class StorageWatch:
             self.check()
 
 
-def _button(action: ButtonAction, loop: GameLoop, frame_index: int, time_s: float) -> None:
+def on_button(action: ButtonAction, loop: GameLoop, frame_index: int, time_s: float) -> None:
     """The button's double press takes the last move back by hand (the board must then show
-    the position before it, which the referee checks as usual)."""
+    the position before it, which the referee checks as usual); a short press vouches for
+    the board the referee could not read a ply off (`Referee.confirm`). (The long hold, a new
+    game, is the frame loop's: `_new_game`.)"""
     if action is ButtonAction.TAKE_BACK:
-        for event in loop.referee.take_back(frame_index, time_s):
-            loop.emit(event, None)
-    else:
-        log.info("button: %s (not used yet)", action.value)
+        loop.emit_all(loop.referee.take_back(frame_index, time_s), None)
+    elif action is ButtonAction.CONFIRM:
+        loop.emit_all(loop.referee.confirm(frame_index, time_s), None)

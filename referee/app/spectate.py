@@ -161,6 +161,12 @@ class BoardFeed:
                                           event.time_s, event.ply, event.move))
         self.spectators.publish(self.view())
 
+    def new_game(self, match: Match[Any, Any], headers: dict[str, str]) -> None:
+        """A new game at the same board (the button held): shown from its set-up."""
+        self.match, self.headers = match, dict(headers)
+        self._status, self._time_s = "set up the board", 0.0
+        self.spectators.publish(self.view())
+
     def on_cue(self, cue: Cue, player: Color | None = None) -> None:
         """The hardware's own cues that no event carries: the camera and the disk."""
         if cue in _HARDWARE_CUES:

@@ -80,6 +80,27 @@ class Referee:
         return [Event(EventKind.TAKE_BACK, frame_index, round(time_s, 3), len(self.match.moves),
                       move, "by the button")]
 
+    def confirm(self, frame_index: int, time_s: float) -> list[Event]:
+        """The players vouch for the board (the button's short press) where the referee could
+        not read a ply off it: unreadable, or illegal (plies made while it looked away, a
+        square in doubt). The plies, up to three, whose board the last such reading clearly
+        shows are recorded; else the players are told that no legal plies explain it."""
+        reading = self._glimpse
+        if reading is None or self.phase not in (Phase.PLAYING, Phase.CORRECTING) \
+                or self.last_verdict not in (Verdict.UNREADABLE, Verdict.ILLEGAL):
+            return []
+        now = replace(reading, frame_index=frame_index, time_s=time_s)
+        shown = self.inferer.plies_shown(reading, self.match.position, self.colors)
+        if isinstance(shown, str):
+            return [self._event(EventKind.ILLEGAL, now, detail=f"{shown}: put back the last position")]
+        plies, margin = shown
+        events: list[Event] = []
+        for ply in plies:
+            events += self._accept(Inference(Verdict.MOVE, ply, margin), now)
+            if self.match.is_over():
+                break
+        return [replace(e, detail=e.detail or "confirmed by the button") for e in events]
+
     # --- setup ----------------------------------------------------------------------------
 
     def shows_setup(self, reading: Reading, *, clearly: bool = True) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -147,6 +147,56 @@ class Decoder(ABC):
         scores = Explanations.of([candidate]).scores(*logp)
         return float(scores[0])
 
+    def plies_shown(self, reading: Reading, position: Any, colors: ColorModel | None, *,
+                    most: int = 3, beam: int = 64) -> tuple[tuple[Any, ...], float] | str:
+        """The legal plies from `position`, up to `most` in a row, whose board `reading`
+        shows, and their lead: for a board the players vouch for (the button's confirm) that
+        no single ply explains. Where none does clearly, why: the best board must lead every
+        other one reached, the position as it stands among them, by the margin, no square
+        may contradict it, and no other row as short may leave it (the record would be a
+        guess)."""
+        label_logp, owner_logp = reading.log_probabilities(), _owner_logp(reading, colors)
+        reached = self._rows(position, label_logp, owner_logp, most, beam)
+        ranked = sorted(reached.values(), key=lambda row: -row.score)
+        best, next_score = ranked[0], ranked[1].score if len(ranked) > 1 else -np.inf
+        if not best.plies or best.score - next_score < self.settings.min_margin or self._contradicted(
+                label_logp, best.candidate, _free(label_logp, owner_logp), best.score):
+            return "no legal plies explain the board"
+        if best.other_way:
+            return "more than one way of playing leaves this board"
+        return best.plies, best.score - next_score
+
+    def _rows(self, position: Any, label_logp: np.ndarray, owner_logp: np.ndarray, most: int,
+              beam: int) -> dict[bytes, _Row]:
+        """Each board reached by up to `most` plies in a row, by its look. Rows grow a ply at
+        a time from the `beam` likeliest boards; a row leaving a board already reached is
+        that board's shorter row, or another as short."""
+        reached: dict[bytes, _Row] = {}
+        frontier = [_Row(Candidate(Verdict.NO_CHANGE, None, *self.appearance(position)), (), (position,))]
+        for length in range(most + 1):
+            rows: dict[bytes, _Row] = {}
+            for row in frontier:
+                look = row.look()
+                if look in reached:
+                    continue
+                kept = rows.setdefault(look, row)
+                if kept.boards != row.boards:
+                    rows[look] = replace(kept, other_way=True)
+            scores = Explanations.of(row.candidate for row in rows.values()).scores(label_logp, owner_logp)
+            scored = [replace(row, score=score)
+                      for row, score in zip(rows.values(), scores.tolist(), strict=True)]
+            reached.update(zip(rows, scored, strict=True))
+            if length < most:
+                frontier = [self._grown(row, move) for row in sorted(scored, key=lambda r: -r.score)[:beam]
+                            if self.game.outcome(row.boards[-1], 1) is None
+                            for move in self.game.legal_moves(row.boards[-1])]
+        return reached
+
+    def _grown(self, row: _Row, move: Any) -> _Row:
+        after = self.game.play(row.boards[-1], move)
+        return _Row(Candidate(Verdict.MOVE, None, *self.appearance(after)), (*row.plies, move),
+                    (*row.boards, after))
+
     def closer_look(self, reading: Reading, position: Any, candidates: tuple[Candidate, ...],
                     scores: np.ndarray, order: np.ndarray) -> Inference | None:
         """Explanations about as likely as the best, told apart by evidence a game asks for
@@ -169,8 +219,7 @@ class Decoder(ABC):
                                  built.scores(label_logp, owner_logp)])
         order = np.argsort(-scores, kind="stable")  # best first; a tie to the first listed
         best_score, best = float(scores[order[0]]), candidates[order[0]]
-        piece_best = label_logp[:, 1:].max(axis=1) + owner_logp[:, :2].max(axis=1)
-        free = float(np.maximum(label_logp[:, 0], piece_best).sum())
+        free = _free(label_logp, owner_logp)
         if unsure.any() and (free - best_score > self.settings.max_disagreement
                              or self._doubtful(reading, position, best, unsure)):
             return Inference(Verdict.UNREADABLE, squares=tuple(int(s) for s in np.flatnonzero(unsure)))
@@ -272,6 +321,32 @@ def _owner_logp(reading: Reading, colors: ColorModel | None) -> np.ndarray:
         return np.zeros((reading.squares, 3))
     p_first = np.clip(colors.first_owner_probability(reading.colors), 1e-9, 1 - 1e-9)
     return np.stack([np.log(p_first), np.log(1 - p_first), np.zeros_like(p_first)], 1)
+
+
+@dataclass(frozen=True)
+class _Row:
+    """Plies in a row from a position, the positions they pass through, and what the last
+    one looks like."""
+
+    candidate: Candidate  # the look of the last position
+    plies: tuple[Any, ...]
+    boards: tuple[Any, ...]  # the positions, the first and the last included
+    score: float = 0.0  # the reading's log-likelihood of the look
+    other_way: bool = False  # another row as short leaves the same look
+
+    def look(self) -> bytes:
+        return _look(self.candidate)
+
+
+def _free(label_logp: np.ndarray, owner_logp: np.ndarray) -> float:
+    """The log-likelihood of the likeliest board, whatever the rules say."""
+    piece_best = label_logp[:, 1:].max(axis=1) + owner_logp[:, :2].max(axis=1)
+    return float(np.maximum(label_logp[:, 0], piece_best).sum())
+
+
+def _look(candidate: Candidate) -> bytes:
+    """What a candidate shows, as a key: candidates that look alike share it."""
+    return candidate.labels.tobytes() + candidate.owners.tobytes()
 
 
 def lead(candidates: Sequence[Candidate], scores: np.ndarray, order: np.ndarray,

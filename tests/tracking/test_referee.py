@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 from referee.app.events import EventKind
+from referee.app.live import on_button
+from referee.app.pipeline import GameLoop, board_referee
 from referee.app.record import Recorder, load_log, match_from_log
 from referee.app.state_machine import Phase, Referee
 from referee.errors import RecordError
+from referee.hardware.button import ButtonAction
 from referee.rules import Match
 from referee.rules.records import read_record
 from referee.rules.rinne import RINNE, Move, State
@@ -199,3 +202,68 @@ def test_a_start_with_an_unsure_square_starts_the_game_but_a_wrong_one_does_not(
     wrong.probabilities[empty] = [0.3, 0.5, 0.2, 0, 0, 0, 0]
     assert kinds(referee.on_reading(wrong)) == [EventKind.SET_UP]
     assert kinds(referee.on_reading(unsure)) == [EventKind.STARTED]
+
+
+def _confirming(k: int, ahead: int) -> tuple[Referee, list]:
+    """A referee at the sample game's position `k` shown the board `ahead` plies on, then the
+    button's confirm: its events."""
+    truth = sample_positions()
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS), match=Match(RINNE, truth.positions[k]))
+    referee.on_reading(reading_of(referee.inferer, truth.positions[k]))
+    seen = referee.on_reading(reading_of(referee.inferer, truth.positions[k + ahead], seed=k))
+    assert kinds(seen) == [EventKind.ILLEGAL]  # three plies at once: not read alone
+    return referee, referee.confirm(500, 16.7)
+
+
+def test_three_plies_made_unseen_are_recorded_when_the_players_confirm_the_board():
+    truth = sample_positions()
+    referee, events = _confirming(1, 3)
+    assert kinds(events) == [EventKind.ACCEPTED] * 3
+    assert [e.detail for e in events] == ["confirmed by the button"] * 3
+    assert (events[0].frame_index, events[0].time_s, events[-1].ply) == (500, 16.7, 3)
+    assert referee.match.moves == truth.moves[1:4] and referee.phase is Phase.PLAYING
+
+
+def test_a_board_that_plies_made_in_another_order_leave_too_is_not_guessed():
+    truth = sample_positions()
+    referee, events = _confirming(0, 3)
+    assert kinds(events) == [EventKind.ILLEGAL]
+    assert events[0].detail == "more than one way of playing leaves this board: put back the last position"
+    assert referee.match.moves == [] and referee.match.position == truth.positions[0]
+    # Put back, the game goes on as before.
+    assert kinds(referee.on_reading(reading_of(referee.inferer, truth.positions[0]))) == [EventKind.RESTORED]
+
+
+def test_a_ply_held_up_by_a_square_in_doubt_is_recorded_when_the_players_confirm_it():
+    referee = Referee(MoveInferer(RINNE, DICE, DICE_LABELS))
+    inferer, start, sq = referee.inferer, RINNE.start(), RINNE.geometry.parse_square
+    assert referee.confirm(0, 0.0) == []  # nothing to confirm: the game has not started
+    referee.on_reading(reading_of(inferer, start))
+    after = RINNE.play(start, Move(sq("e2"), sq("e3"), State.KNIGHT))
+    reading = reading_of(inferer, after)
+    labels, _ = inferer.appearance(after)
+    e3 = sq("e3")
+    doubt = np.full(len(DICE_LABELS), 0.01)
+    doubt[0], doubt[labels[e3]] = 0.45, 0.5  # the die there, or the square still empty
+    reading.probabilities[e3] = doubt / doubt.sum()
+    assert kinds(referee.on_reading(reading)) == [EventKind.UNREADABLE]
+    events = referee.confirm(40, 1.3)
+    assert [(e.kind, e.move) for e in events] == [(EventKind.ACCEPTED, "King e2 - e3 = Knight")]
+    assert referee.confirm(41, 1.4) == []  # nothing in doubt any more
+
+
+def test_the_buttons_confirm_logs_the_plies_it_records(tmp_path):
+    """Pressed in `live`, the confirm's plies go to the log like any reading's, so that a
+    resumed game has them."""
+    truth = sample_positions()
+    referee, reader = board_referee(RINNE, "dice")
+    recorder = Recorder(tmp_path, RINNE, {})
+    loop = GameLoop(reader, referee, recorder=recorder)
+    for seed, position in enumerate(truth.positions[i] for i in (0, 1, 4)):
+        loop.emit_all(referee.on_reading(reading_of(referee.inferer, position, seed=seed)), None)
+    on_button(ButtonAction.CONFIRM, loop, 300, 10.0)
+    recorder.finish(referee.match)
+    logged = load_log(tmp_path / "game.jsonl")
+    assert [e.kind for e in logged.events] == [
+        EventKind.STARTED, EventKind.ACCEPTED, EventKind.ILLEGAL] + [EventKind.ACCEPTED] * 3
+    assert match_from_log(logged).moves == truth.moves[:4]
