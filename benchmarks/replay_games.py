@@ -16,6 +16,7 @@ Run: PYTHONPATH=. python benchmarks/replay_games.py [--games 20] [--jobs 2] [--s
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -52,13 +53,15 @@ class Row:
     cpu_speed: float  # x real time by the replay's CPU time: what one free core would do
     why: str = ""
     look_alikes: int = 0  # plies read as another that leaves the same position (Renaissance)
+    peak_mb: float = 0.0  # the replaying process's peak memory (resident), one process a game
 
     def line(self) -> str:
         ok = "yes" if self.read_right and self.result_right else f"NO {self.why}".strip()
         if self.look_alikes and self.result_right:
             ok = f"positions: {self.look_alikes} push-in(s) read as their look-alike placement"
         return (f"| {self.seed} | {self.game} | {self.pieces} | {self.plies} | {self.result} | "
-                f"{ok} | {self.plies_read} | {self.hand_moves} | {self.speed:.1f} | {self.cpu_speed:.1f} |")
+                f"{ok} | {self.plies_read} | {self.hand_moves} | {self.speed:.1f} | {self.cpu_speed:.1f} | "
+                f"{self.peak_mb:.0f} MB |")
 
 
 def planned(games: int, max_plies: int, kinds: tuple[tuple[str, str], ...] = KINDS,
@@ -112,7 +115,8 @@ def referee_one(seed: int, game: str, pieces: str, match: Match[Any, Any], size:
                bool(over) and said == result, len(read),
                len(moves_during_hands(replayed.events, expected)),
                replayed.footage_s / replayed.seconds, replayed.footage_s / cpu_s, why,
-               look_alikes(read, list(expected.plies), replayed.match, match))
+               look_alikes(read, list(expected.plies), replayed.match, match),
+               resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 def look_alikes(read: list[str], truth: list[str], replayed: Match[Any, Any],
@@ -156,10 +160,10 @@ def main() -> None:
 def report(plan: list[tuple[int, str, str, Match[Any, Any]]], size: str, footage: str,
            replays: str, jobs: int) -> None:
     print("| seed | game | pieces | plies | result | read right | plies read | hand moves "
-          "| replay x real time | x real time (CPU) |")
-    print("| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: |", flush=True)
+          "| replay x real time | x real time (CPU) | peak memory |")
+    print("| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |", flush=True)
     rows: list[Row] = []
-    with ProcessPoolExecutor(jobs) as pool:
+    with ProcessPoolExecutor(jobs, max_tasks_per_child=1) as pool:  # (a game's own peak memory)
         futures = [pool.submit(referee_one, seed, game, pieces, match, size, footage, replays)
                    for seed, game, pieces, match in plan]
         for future in futures:
