@@ -143,8 +143,8 @@ class Decoder(ABC):
         """How well `reading` shows `position`: its log-likelihood."""
         labels, owners = self.appearance(position)
         candidate = Candidate(Verdict.NO_CHANGE, None, labels, owners)
-        logp = reading.log_probabilities(), _owner_logp(reading, colors)
-        scores = Explanations.of([candidate]).scores(*logp)
+        scores = Explanations.of([candidate]).scores(reading.log_probabilities(),
+                                                     _owner_logp(reading, colors))
         return float(scores[0])
 
     def plies_shown(self, reading: Reading, position: Any, colors: ColorModel | None, *,
