@@ -88,10 +88,11 @@ def _eval(args: argparse.Namespace) -> int:
     from referee.tracking.tile_pieces import read_whole_pieces
     from referee_lab.tasks import evaluate_pieces
 
-    # renders are also read as the referee reads them: a second look, tiles as whole pieces
+    # also read as the referee reads them: a second look (dice too), tiles as whole pieces
     print(evaluate_pieces(args.pieces, data=args.data, model=args.model, turns=args.turns,
                           frames=args.frames, look=PipelineSettings().second_look,
-                          pieces_reader=read_whole_pieces, cuts=args.cut or (), shown=args.shown))
+                          pieces_reader=read_whole_pieces, cuts=args.cut or (), shown=args.shown,
+                          split=args.split))
     return 0
 
 
@@ -151,7 +152,7 @@ def _add_model_verbs(verb: VerbAdder) -> None:
     corners.add_argument("--threads", type=int, default=1,
                          help="torch threads for training (default 1; the card records it)")
     evaluate = verb("eval", _eval, "print a classifier's accuracy tables (dice: real photos; "
-                    "other sets: held-out renders, also as the referee reads them)")
+                    "other sets: held-out renders), also as the referee reads them")
     evaluate.add_argument("--pieces", required=True, help="piece set: dice, penta, zensu, tiles")
     evaluate.add_argument("--frames", type=int, default=100,
                           help="held-out frames to render (not dice; default 100)")
@@ -167,6 +168,9 @@ def _add_model_verbs(verb: VerbAdder) -> None:
                           help="dice: crops that follow the dice's size, as `referee calibrate "
                           "pieces` measures it when shown N train-split dice a face (default 0: "
                           "the model's own crops)")
+    evaluate.add_argument("--split", choices=("test", "val"), default="test",
+                          help="dice: the photos read: the test split (default) or those the model "
+                          "held out for validation (its card's recipe.photos_val), to choose on")
     quantize = verb("quantize", _quantize, "replace a trained float classifier by its int8 "
                     "version, calibrated on rendered squares (about 2x faster on one core)")
     quantize.add_argument("--pieces", required=True,

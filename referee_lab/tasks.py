@@ -33,18 +33,21 @@ def render_crops_dir() -> Path:
 def evaluate_pieces(
     pieces: str, *, data: str | None = None, model: str | None = None, turns: int = 1,
     frames: int = 100, look: SecondLook | None = None, pieces_reader: PiecesReader | None = None,
-    cuts: Sequence[float] = (), shown: int = 0,
+    cuts: Sequence[float] = (), shown: int = 0, split: str = "test",
 ) -> str:
-    """Dice: the real test split, at the model's own cut and each of `cuts` (times a die's
-    box), with the crops following the dice's size as measured on `shown` dice a face (0: the
-    model's own crops). Other sets: `frames` held-out renders (`model` then names the set's main model;
-    tiles' seam model is always `tiles-seam` beside it), with `look` also as the referee
-    reads them, and tiles with `pieces_reader` as whole pieces."""
+    """Dice: the real test split (`split` "val": the photos the model held out for
+    validation), at the model's own cut and each of `cuts` (times a die's box), with the crops
+    following the dice's size as measured on `shown` dice a face (0: the model's own crops),
+    and with `look` also as the referee reads them. Other sets: `frames` held-out renders
+    (`model` then names the set's main model; tiles' seam model is always `tiles-seam` beside
+    it), with `look` also as the referee reads them, and tiles with `pieces_reader` as whole
+    pieces."""
     from referee_lab.evaluate import evaluate_dice, format_report
 
     if check_pieces(pieces) != "dice":
-        if cuts or shown:
-            raise ModelError("--cut and --shown are for dice (the real photos' labelled boxes)")
+        if cuts or shown or split != "test":
+            raise ModelError("--cut, --shown and --split are for dice (the real photos' labelled "
+                             "boxes)")
         from referee_lab.render_eval import evaluate_renders, format_render_report
 
         check_turns(pieces, turns)
@@ -55,8 +58,12 @@ def evaluate_pieces(
         raise ModelError("--cut: a die's square is 1 to 4 times its box")
     classifier = Classifier.load(model or pieces)
     own = (DIE_TO_SQUARE, *(c for c in dict.fromkeys(cuts) if c != DIE_TO_SQUARE))
+    if split == "val" and shown:
+        raise ModelError("--shown draws the dice it shows from the validation photos: read the "
+                         "test split with it")
     return "\n\n".join(format_report(evaluate_dice(classifier, data, turns=turns, cut=cut,
-                                                   shown=shown)) for cut in own)
+                                                   shown=shown, look=look, split=split))
+                       for cut in own)
 
 
 def render_classifiers(pieces: str, model: str | None = None) -> dict[str, Classifier]:

@@ -3,19 +3,33 @@
 A square whose best label leads its runner-up by less than `SecondLook.below` nats is cut
 again: tighter round the piece (a tilted die's sides, which show other faces, then fill less
 of the crop) and a little shifted (a piece's top stands higher or lower than the crops
-assume). The looks are averaged in log space (a geometric mean), so that they count as one
-opinion, not as independent evidence. `benchmarks/second_look.py` measures the choice."""
+assume). Where the model's card says its pieces turn freely (a die shows the same face turned,
+`ModelCard.turns_freely`), each tighter crop is also read turned by a quarter, a half and
+three quarters (`SecondLook.turns`: the turned crops cost no cutting, only reading). The looks
+are averaged in log space (a geometric mean), so that they count as one opinion, not as
+independent evidence. `benchmarks/second_look.py` measures the choice on rendered boards,
+`referee-lab eval --pieces dice` on the real photographs (`benchmarks/real_dice.md`).
+
+`look_again` takes the cutting as a function, so that the pipeline (`looked_again`: the
+squares of one frame) and the lab's measurement on photographs (each square from its own
+photo) look again the same way."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from referee.vision.classifier import Classifier
 from referee.vision.crops import ImageBGR, crop_squares, grid_crops, scaled_quads
 
 _WAYS = ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0))
+
+# cut(rows, quads): the crops (N, size, size, 3) of the squares `rows` (indices into the
+# squares being read), each cut at its quad in `quads` (N, 4, 2)
+Cutter = Callable[[NDArray[np.intp], NDArray[np.float32]], NDArray[np.uint8]]
 
 
 @dataclass(frozen=True)
@@ -23,6 +37,9 @@ class SecondLook:
     below: float = 3.0  # nats: squares whose best label leads by less are looked at again
     scales: tuple[float, ...] = (0.9, 0.95)  # tighter crops, as a share of the first
     shift: float = 0.04  # shifted crops, four ways, by this share of a square
+    # quarter turns each tighter crop is also read in, each a look of its own: only for a
+    # model whose pieces turn freely (`ModelCard.turns_freely`), ignored for the others
+    turns: tuple[int, ...] = (1, 2, 3)
     # tiles: the monomino model's share of the log-odds of a square in doubt between bare
     # and a monomino (`vision.monomino`; 0: not asked; 0.35-0.7 read the development frames alike)
     monomino_weight: float = 0.5
@@ -37,15 +54,31 @@ def lead(probabilities: np.ndarray) -> np.ndarray:
 def looked_again(classifier: Classifier, frame_bgr: ImageBGR, quads: np.ndarray,
                  first: np.ndarray, look: SecondLook) -> np.ndarray:
     """`first` (one probability row per quad) with each doubtful row replaced by the
-    average of its looks."""
+    average of its looks, cut from `frame_bgr`."""
+    spec = classifier.card.crop
+
+    def cut(rows: NDArray[np.intp], moved: NDArray[np.float32]) -> NDArray[np.uint8]:
+        return crop_squares(frame_bgr, list(moved), spec)
+
+    return look_again(classifier, quads, first, look, cut)
+
+
+def look_again(classifier: Classifier, quads: np.ndarray, first: np.ndarray, look: SecondLook,
+               cut: Cutter) -> np.ndarray:
+    """`looked_again` with the cutting given: `cut(rows, quads)` cuts the doubtful squares
+    `rows` again at the moved `quads` (the squares' own, `quads`, moved)."""
     out = np.array(first, dtype=np.float64)
     doubtful = np.flatnonzero(lead(out) < look.below)
     if not doubtful.size:
         return out
+    at = np.asarray(quads, np.float64)[doubtful]
+    turns = turns_for(classifier, look)
     logs = [np.log(np.clip(out[doubtful], 1e-9, 1.0))]
-    for moved in _moved(np.asarray(quads, np.float64)[doubtful], look):
-        seen = classifier.predict(crop_squares(frame_bgr, list(moved), classifier.card.crop))
-        logs.append(np.log(np.clip(seen.astype(np.float64), 1e-9, 1.0)))
+    for scale in look.scales:
+        tighter = cut(doubtful, scaled_quads(at, scale))
+        logs += _logs(classifier, [tighter, *(np.rot90(tighter, k, axes=(1, 2)) for k in turns)])
+    for moved in shifted_quads(at, look.shift):
+        logs += _logs(classifier, [cut(doubtful, moved)])
     mean = np.exp(np.mean(logs, axis=0))
     out[doubtful] = mean / mean.sum(axis=1, keepdims=True)
     return out
@@ -60,7 +93,28 @@ def read_squares(classifier: Classifier, frame_bgr: ImageBGR, quads: np.ndarray,
     return crops, looked_again(classifier, frame_bgr, quads, classifier.predict(crops), look)
 
 
-def _moved(quads: np.ndarray, look: SecondLook) -> list[np.ndarray]:
-    step = look.shift * np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1)[:, None, None]
-    moved = [scaled_quads(quads, scale) for scale in look.scales]
-    return moved + [(quads + step * np.array(way)).astype(np.float32) for way in _WAYS]
+def turns_for(classifier: Classifier, look: SecondLook) -> tuple[int, ...]:
+    """The quarter turns a doubtful square's tighter crops are also read in: `look.turns`
+    where the model's pieces turn freely, none otherwise."""
+    return look.turns if classifier.card.turns_freely else ()
+
+
+def looks_per_square(classifier: Classifier, look: SecondLook) -> int:
+    """How many crops the second look reads for each doubtful square."""
+    return len(look.scales) * (1 + len(turns_for(classifier, look))) + len(_WAYS)
+
+
+def shifted_quads(quads: np.ndarray, shift: float) -> list[NDArray[np.float32]]:
+    """Squares `quads` (N, 4, 2) shifted four ways (right, left, down, up) by `shift` of
+    each square's side, one array a way."""
+    quads = np.asarray(quads, np.float64)
+    step = shift * np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1)[:, None, None]
+    return [(quads + step * np.array(way)).astype(np.float32) for way in _WAYS]
+
+
+def _logs(classifier: Classifier, batches: list[NDArray[np.uint8]]) -> list[NDArray[np.float64]]:
+    """Each batch's log-probabilities, the batches read in one run of the model."""
+    crops = batches[0] if len(batches) == 1 else np.concatenate(batches)
+    seen = classifier.predict(np.ascontiguousarray(crops))
+    logs = np.log(np.clip(seen.astype(np.float64), 1e-9, 1.0))
+    return list(np.split(logs, np.cumsum([len(batch) for batch in batches])[:-1]))
