@@ -5,7 +5,9 @@ Each game is played to its end from a seed by a player who wins when a move wins
 at random otherwise (games that would run past `--max-plies` are skipped, seed by seed, so
 the set is fixed); its look (board, dice or Penta-piece colours, light, camera) is drawn
 from the seed, far from the training crops' seeds. Games alternate Rinne and Tensei and,
-per pair, dice and Penta-pieces. Each game is rendered as footage, then replayed.
+per pair, dice and Penta-pieces. Each game is rendered as footage, then replayed by
+`referee replay` in a process of its own on one thread, as a user runs it: its record is
+read from its log, and its wall time, CPU time and peak memory are the process's.
 
 Run: PYTHONPATH=. python benchmarks/replay_games.py [--games 20] [--jobs 2] [--size 1280x720]
 [--footage DIR] (keep the footage in DIR and reuse it: rendering is most of the time;
@@ -16,7 +18,10 @@ Run: PYTHONPATH=. python benchmarks/replay_games.py [--games 20] [--jobs 2] [--s
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -27,8 +32,7 @@ from typing import Any
 import cv2
 
 from referee.app.events import EventKind
-from referee.app.replay import replay_footage
-from referee.errors import RefereeError
+from referee.app.record import GameLog, load_log, match_from_log
 from referee.rules.core import Match
 from referee_lab.footage_check import Expected, accepted_plies, moves_during_hands
 from referee_lab.synth import RenderOptions
@@ -91,32 +95,62 @@ def rendered(seed: int, game: str, pieces: str, match: Match[Any, Any], size: st
 def referee_one(seed: int, game: str, pieces: str, match: Match[Any, Any], size: str,
                 folder: str, replays: str) -> Row:
     video = rendered(seed, game, pieces, match, size, folder)
-    expected = Expected.from_sidecar(video.with_suffix(".json"))
     assert match.outcome is not None
     result = match.outcome.result(match.game.player_names)
-    cv2.setNumThreads(1)  # one core, as on the Pi's share of it (onnxruntime: one thread already)
-    cpu_start = time.process_time()
-    try:
-        replayed = replay_footage(video, game, pieces=pieces or None,
-                                  out=Path(replays) / f"out-{seed}")
-    except RefereeError as error:
+    replay = replayed(video, game, pieces, Path(replays) / f"out-{seed}")
+    expected = Expected.from_sidecar(video.with_suffix(".json"))
+    if replay.log is None:
         return Row(seed, game, pieces, len(expected.plies), result, False, False, 0, 0, 0.0, 0.0,
-                   f"({error})")
-    cpu_s = time.process_time() - cpu_start
-    read = accepted_plies(replayed.events)
-    over = [e for e in replayed.events if e.kind is EventKind.GAME_OVER]
-    said = replayed.match.outcome.result(match.game.player_names) if replayed.match.outcome else "*"
+                   f"({replay.error})", peak_mb=replay.peak_mb)
+    events, replayed_match = list(replay.log.events), match_from_log(replay.log)
+    read = accepted_plies(events)
+    over = [e for e in events if e.kind is EventKind.GAME_OVER]
+    said = replayed_match.outcome.result(match.game.player_names) if replayed_match.outcome else "*"
     why = ""
     if read != list(expected.plies):
         first = next((i for i, (a, b) in enumerate(zip(read, expected.plies, strict=False))
                       if a != b), min(len(read), len(expected.plies)))
         why = f"(ply {first + 1}: read {read[first] if first < len(read) else 'nothing'})"
+    footage_s = footage_seconds(video)
     return Row(seed, game, pieces, len(expected.plies), result, read == list(expected.plies),
-               bool(over) and said == result, len(read),
-               len(moves_during_hands(replayed.events, expected)),
-               replayed.footage_s / replayed.seconds, replayed.footage_s / cpu_s, why,
-               look_alikes(read, list(expected.plies), replayed.match, match),
-               resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+               bool(over) and said == result, len(read), len(moves_during_hands(events, expected)),
+               footage_s / replay.wall_s, footage_s / replay.cpu_s, why,
+               look_alikes(read, list(expected.plies), replayed_match, match), replay.peak_mb)
+
+
+@dataclass(frozen=True)
+class Replay:
+    log: GameLog | None  # None: the replay failed (`error`)
+    wall_s: float
+    cpu_s: float
+    peak_mb: float
+    error: str = ""
+
+
+def replayed(video: Path, game: str, pieces: str, out: Path) -> Replay:
+    """`referee replay` run on `video` as a user runs it, in a process of its own on one
+    thread (OpenCV's and onnxruntime's): its log, its wall and CPU time and its peak memory
+    (the largest child's: each game runs in a worker process of its own)."""
+    command = [sys.executable, "-m", "referee", "replay", str(video), "--game", game,
+               "--out", str(out), *(["--pieces", pieces] if pieces else [])]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENCV_FOR_THREADS_NUM": "1"}
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    wall_s, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    peak_mb = after.ru_maxrss / 1024
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()
+        return Replay(None, wall_s, cpu_s, peak_mb, said[-1] if said else f"exit {done.returncode}")
+    return Replay(load_log(out / "game.jsonl"), wall_s, cpu_s, peak_mb)
+
+
+def footage_seconds(video: Path) -> float:
+    capture = cv2.VideoCapture(str(video))
+    try:
+        return float(capture.get(cv2.CAP_PROP_FRAME_COUNT) / capture.get(cv2.CAP_PROP_FPS))
+    finally:
+        capture.release()
 
 
 def look_alikes(read: list[str], truth: list[str], replayed: Match[Any, Any],
