@@ -25,16 +25,17 @@ module.
 5. Its lines must be straight (`bent_lines`): where a barrel lens bends them (`lens_bend`: a
    wide-angle lens and no camera file; a grid of straight lines slides a row on such a board)
    the lens is estimated from them (`own_lens`), the board found again in the frame
-   undistorted through it and its corners put back through it (`through_own_lens`); where
-   the board is not found there or its lines there still bow, it is refused.
+   undistorted through it, the lens fitted again to its lines read there (the division model
+   or OpenCV's polynomial, whichever grid they fit better, and its centre) until it settles,
+   and the corners put back through it (`through_own_lens`); where the board is not found
+   there or the lens is not trusted, it is refused.
 
 Tracking from frame to frame is `board_tracker`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -59,21 +60,31 @@ from referee.vision.edge_lens import edges_k
 from referee.vision.grid_search import (
     attempt,
     pose_or_raise,
+    refine,
     runs_out_of_view,
     search_big_board,
     search_small_board,
 )
 from referee.vision.lattice import out_sides
-from referee.vision.lens_bend import LAMBDAS, Bend, measure_bend, straightest_k
+from referee.vision.lens_bend import LAMBDAS, Bend, Radial, measure_bend, straightest_k
 from referee.vision.line_profiles import (
     small_board,
 )
 from referee.vision.lines import to_grey
-from referee.vision.own_lens import around_board, from_pinhole, lens_for, refitted, to_pinhole
+from referee.vision.own_lens import (
+    LensFit,
+    around_board,
+    best_lens,
+    from_pinhole,
+    grid_fit,
+    lens_for,
+    read_lines,
+)
 from referee.vision.pose import (
     BoardPose,
     FloatArray,
-    board_lattice,
+    apply_homography,
+    board_corners,
     grid_through,
 )
 from referee.vision.settings import LocaliseSettings, default_settings
@@ -92,6 +103,10 @@ class FoundBoard:
 
 
 AROUND_BOARD = 0.25  # of the board's size: the view undistorted through an estimated lens holds this round it
+LENS_ROUNDS = 4      # at most: lens fits to the board's lines, each read in the view through the last
+LENS_SETTLED = 0.001  # of the board's diagonal: a refit moving its corners less ends the fits
+LENS_UNSETTLED = 0.005  # ... and one still moving them this much leaves the lens untrusted
+LENS_MISFIT = 0.02   # squares: lines read to a fraction of a pixel lie this near one grid through their lens
 
 
 def find_board(frame_bgr: NDArray[np.uint8], files: int, ranks: int, *,
@@ -161,12 +176,12 @@ def bent_lines(frame_bgr: NDArray[np.uint8], pose: BoardPose, s: LocaliseSetting
 def through_own_lens(frame_bgr: NDArray[np.uint8], pose: BoardPose, bend: Bend, files: int, ranks: int,
                      s: LocaliseSettings) -> FoundBoard:
     """The board whose lines bend (`pose`, `bend`), found again in a view undistorted through
-    the lens estimated from them (`own_lens`) round where it lies, that lens refitted to its
-    lines read there and its grid's crossings put back through it; NoBoardError naming the
-    bent lines and the cure where the board is not found there or its lines there still bow
-    (`lens_bend_bow`): the estimate is not to be trusted."""
+    the lens estimated from them (`own_lens`: the division model about the frame's centre)
+    round where it lies and finished there (`_found_through`: the lens fitted again to its
+    lines, its corners put back through it); NoBoardError naming the bent lines and the cure
+    where the board is not found there or the lens is not trusted."""
     height, width = frame_bgr.shape[:2]
-    first = lens_for(straightest_k(bend.lines), width, height)
+    first = lens_for(Radial(straightest_k(bend.lines)), width, height)
     flat = around_board(first, pose.corners_array, AROUND_BOARD)
     return _found_through(frame_bgr, first, flat, files, ranks, s)
 
@@ -181,7 +196,7 @@ def through_edges_lens(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
     if k is None:
         return None
     height, width = frame_bgr.shape[:2]
-    lens = lens_for(k, width, height)
+    lens = lens_for(Radial(k), width, height)
     frame_corners = np.array([[0.0, 0.0], [width - 1, 0.0], [width - 1, height - 1], [0.0, height - 1]])
     try:
         return _found_through(frame_bgr, lens, around_board(lens, frame_corners, 0.0), files, ranks, s,
@@ -192,32 +207,103 @@ def through_edges_lens(frame_bgr: NDArray[np.uint8], files: int, ranks: int,
 
 def _found_through(frame_bgr: NDArray[np.uint8], first: CameraCalibration, flat: Undistorter, files: int,
                    ranks: int, s: LocaliseSettings, *, straightened: bool = False) -> FoundBoard:
-    """The board found in the view `flat` undistorted through the lens `first`, that lens
-    refitted to its lines read there and its grid's crossings put back through it;
-    NoBoardError naming the bent lines and the cure where the board is not found there or its
-    lines there still bow (`lens_bend_bow`), and naming the sides where its corners go back
-    beyond the frame. `straightened`: also where its lines there still read as a barrel lens
-    bends them (`lens_bend_ratio` straighter through one, at any bow): a lens read off the
-    frame's edges, not the board's lines, that left them bent is no lens to read it through.
+    """The board found in the view `flat` undistorted through the lens `first`, then the lens
+    fitted again to its lines read there and the grid fitted to them in the view through that
+    (`_settled`), until a refit moves the board's corners in the frame by less than
+    `LENS_SETTLED` of its diagonal (at most `LENS_ROUNDS` times); the grid is refined on the
+    last view's lines (`refine`) and its corners go back into the frame through the last
+    lens. NoBoardError naming the bent lines and the cure where the board is not found in the
+    first view or the last lens is not trusted (`_distrusted`), and naming the sides where its
+    corners go back beyond the frame.
     """
-    view = flat(frame_bgr)
     try:
-        seen = _in_view(view, files, ranks, s, flat.camera_matrix)
+        seen = _in_view(flat(frame_bgr), files, ranks, s, flat.camera_matrix)
     except NoBoardError as refused:
         raise _bent(f"the board is not found through the lens estimated from them ({refused})") from None
-    straight = measure_bend(to_grey(view), seen)
-    if straight is None or straight.bow >= s.lens_bend_bow or (
-            straightened and straight.k < 0 and straight.rms_seen >= s.lens_bend_ratio * straight.rms_fitted):
-        raise _bent("they still bend through the lens estimated from them")
-    lens = refitted(first, flat, straight)
-    crossings = flat.distort_points(seen.to_image(board_lattice(files, ranks)), first)
-    flat_h, _ = cv2.findHomography(board_lattice(files, ranks), to_pinhole(crossings, lens), 0)
-    undistorted = BoardPose.from_homography(np.asarray(flat_h, np.float64), files, ranks)
+    settled = Settled(first, None, flat, seen.h)
+    for _ in range(LENS_ROUNDS):
+        last, settled = settled, _settled(frame_bgr, settled, files, ranks)
+        moved = _moved(last.corners(files, ranks), settled.corners(files, ranks))
+        if moved < LENS_SETTLED:
+            break
+    view_bgr = settled.view(frame_bgr)
+    settled = replace(settled, grid=refine(view_bgr, settled.grid, files, ranks, s))
+    why = _distrusted(view_bgr, settled, moved, files, ranks, s, straightened)
+    if why:
+        raise _bent(why)
+    lens, view = settled.lens, settled.view
+    # the view is a pinhole camera of its own matrix: the board as the lens's matrix sees it
+    undistorted_h = lens.K @ np.linalg.inv(view.camera_matrix) @ settled.grid
+    undistorted = BoardPose.from_homography(undistorted_h / undistorted_h[2, 2], files, ranks)
     h = grid_through(from_pinhole(undistorted.corners_array, lens), files, ranks)
     sides = out_sides(h, files, ranks, frame_bgr.shape, s.out_of_view)  # the view reaches past the frame
     if sides:
         raise _out_of_view(sides)
     return FoundBoard(BoardPose.from_homography(h, files, ranks), lens, undistorted)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A lens estimated for the board (`lens`; `fit`, how it was fitted to the board's lines,
+    None for the first estimate), the frame undistorted through it round the board (`view`)
+    and the board's grid there (`grid`: board -> view)."""
+
+    lens: CameraCalibration
+    fit: LensFit | None
+    view: Undistorter
+    grid: FloatArray
+
+    def corners(self, files: int, ranks: int) -> FloatArray:
+        """The board's corners where the frame shows them."""
+        return self.view.distort_points(apply_homography(self.grid, board_corners(files, ranks)), self.lens)
+
+
+def _settled(frame_bgr: NDArray[np.uint8], last: Settled, files: int, ranks: int) -> Settled:
+    """The lens fitted to the board's lines read in the view `last` along its grid there
+    (`own_lens.best_lens`: the division model or the polynomial, with its centre), the frame
+    undistorted through it round the board, and the grid there that the lines' points fit;
+    `last` where too few lines are read."""
+    samples = read_lines(frame_bgr, last.view, last.lens, last.grid, files, ranks)
+    fit = best_lens(samples)
+    if fit is None:
+        return last
+    width, height = last.lens.image_size
+    lens = lens_for(fit.lens, width, height)
+    view = around_board(lens, last.corners(files, ranks), AROUND_BOARD)
+    grid = grid_fit(view.undistort_points(samples.pixels(width, height), lens), samples)
+    return last if grid is None else Settled(lens, fit, view, grid)
+
+
+def _moved(before: FloatArray, after: FloatArray) -> float:
+    """How far the board's corners moved (the most any did), as a share of its diagonal."""
+    diagonal = max(float(np.linalg.norm(after[2] - after[0])), float(np.linalg.norm(after[3] - after[1])))
+    return float(np.max(np.linalg.norm(after - before, axis=1))) / max(diagonal, 1e-9)
+
+
+def _distrusted(view_bgr: NDArray[np.uint8], settled: Settled, moved: float, files: int, ranks: int,
+                s: LocaliseSettings, straightened: bool) -> str:
+    """Why the lens settled on is not to be trusted, or "": it was not fitted to the board's
+    lines, its last refit still moved the board's corners `LENS_UNSETTLED` of its diagonal or
+    more, it is no barrel lens in reach, the lines lie on one grid through it no better
+    (`lens_bend_ratio`) than as the frame shows them or further off one than lines read to a
+    fraction of a pixel lie (`LENS_MISFIT`), or the board's lines in the view through it still
+    bow (`lens_bend_bow`). `straightened`: also where they still read there as a barrel lens
+    bends them (`lens_bend_ratio` straighter through one, at any bow): a lens read off the
+    frame's edges, not the board's lines, that left them bent is no lens to read it through."""
+    fit = settled.fit
+    if fit is None:
+        return "too few of them are read through the lens estimated from them"
+    if moved >= LENS_UNSETTLED:
+        return "the lens estimated from them does not settle"
+    if not LAMBDAS[0] < fit.lens.k < 0 or fit.misfit > LENS_MISFIT or (
+            fit.misfit_seen < s.lens_bend_ratio * fit.misfit):
+        return "no lens in reach straightens them"
+    grid = BoardPose.from_homography(settled.grid, files, ranks)
+    straight = measure_bend(to_grey(view_bgr), grid)
+    if straight is None or straight.bow >= s.lens_bend_bow or (
+            straightened and straight.k < 0 and straight.rms_seen >= s.lens_bend_ratio * straight.rms_fitted):
+        return "they still bend through the lens estimated from them"
+    return ""
 
 
 def _bent(why: str) -> NoBoardError:

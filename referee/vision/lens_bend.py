@@ -30,6 +30,43 @@ REACH = 0.3                             # squares either side of the grid's line
 SHIFTS = [(dx, dy) for dx in (0, -1, 1) for dy in (0, -1, 1)]  # squares: the grid and its neighbours
 READ_SHARE = 0.95                       # a neighbour must read this share of the most points read
 TRIM = 0.8                              # share of a line's points nearest it that count
+DIVISION, POLYNOMIAL = "division", "polynomial"   # the lens models (`Radial`)
+NEWTON_STEPS = 12                       # steps inverting the polynomial model (`shrink`)
+
+
+@dataclass(frozen=True)
+class Radial:
+    """A radial lens, k below 0 a barrel lens, radii in half diagonals about `centre` (the
+    frame's centre moved by it, half diagonals): the division model (a point seen at x lies
+    at x / (1 + k |x|^2) straightened) or OpenCV's polynomial k1 (a point at u straightened
+    is seen at u (1 + k |u|^2)). The two part where lines run far from the centre: a real
+    wide lens lies between them, a lens bent through OpenCV's k1 alone is the polynomial."""
+
+    k: float
+    model: str = DIVISION
+    centre: tuple[float, float] = (0.0, 0.0)
+
+    def straightened(self, points: FloatArray) -> FloatArray:
+        """Points seen (about the frame's centre, half diagonals) where the lens puts them
+        straightened (about its own centre)."""
+        p = points - np.asarray(self.centre)
+        return np.asarray(p * shrink(np.sum(p * p, axis=-1), self.k, self.model)[..., None], np.float64)
+
+
+def shrink(r2: FloatArray, k: float, model: str) -> FloatArray:
+    """|u| / |x|: how the lens k of `model` scales points seen at squared radius `r2` as it
+    straightens them."""
+    if model == DIVISION:
+        return np.asarray(1 / (1 + k * r2), np.float64)
+    # the polynomial inverted, t = |u| with t (1 + k t^2) = r: Newton's steps from t = r close
+    # in from one side (k t^3 + t - r is concave in t for a barrel lens, convex otherwise),
+    # held short of the radius where a barrel lens folds back (no t for points beyond it)
+    r = np.sqrt(r2)
+    fold = 1 / np.sqrt(-3 * k) if k < 0 else np.inf
+    t = r.copy()
+    for _ in range(NEWTON_STEPS):
+        t = np.minimum(t - (k * t**3 + t - r) / np.maximum(3 * k * t * t + 1, 1e-9), fold)
+    return np.asarray(t / np.maximum(r, 1e-12), np.float64)
 
 
 @dataclass(frozen=True)
@@ -144,18 +181,6 @@ def straightest_k(points: FloatArray) -> float:
     step = float(LAMBDAS[1] - LAMBDAS[0])
     ks = np.linspace(k - step, k + step, 81)
     return float(ks[int(np.argmin(_straightness(points, ks)))])
-
-
-def about_centre(lines: list[FloatArray], width: int, height: int) -> FloatArray:
-    """Lines' points in pixels as `Bend.lines` holds them: padded, about the frame's centre,
-    in half diagonals."""
-    return (_padded(lines) - [(width - 1) / 2, (height - 1) / 2]) / float(np.hypot(width, height) / 2)
-
-
-def in_pixels(points: FloatArray, width: int, height: int) -> list[FloatArray]:
-    """`about_centre` undone: each line's points in pixels."""
-    px = points * float(np.hypot(width, height) / 2) + [(width - 1) / 2, (height - 1) / 2]
-    return [line[np.isfinite(line[:, 0])] for line in px]
 
 
 def _count(points: FloatArray) -> int:
