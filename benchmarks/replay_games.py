@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -127,18 +126,29 @@ class Replay:
     error: str = ""
 
 
+# Runs the command after it and prints its CPU seconds and peak memory (MB). A process forked
+# from this one's large parent would count the parent's pages in its peak (a forked child's
+# memory before exec counts in its ru_maxrss), so the replay is forked from this small one.
+MEASURED = """
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(used.ru_utime + used.ru_stime, used.ru_maxrss / 1024)
+sys.exit(code)
+"""
+
+
 def replayed(video: Path, game: str, pieces: str, out: Path) -> Replay:
     """`referee replay` run on `video` as a user runs it, in a process of its own on one
     thread (OpenCV's and onnxruntime's): its log, its wall and CPU time and its peak memory
-    (the largest child's: each game runs in a worker process of its own)."""
-    command = [sys.executable, "-m", "referee", "replay", str(video), "--game", game,
-               "--out", str(out), *(["--pieces", pieces] if pieces else [])]
+    (`MEASURED`: its own, not the harness's)."""
+    command = [sys.executable, "-c", MEASURED, sys.executable, "-m", "referee", "replay", str(video),
+               "--game", game, "--out", str(out), *(["--pieces", pieces] if pieces else [])]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENCV_FOR_THREADS_NUM": "1"}
-    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    start = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    wall_s, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_s = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    peak_mb = after.ru_maxrss / 1024
+    wall_s = time.monotonic() - start
+    cpu_s, peak_mb = (float(v) for v in done.stdout.split())
     if done.returncode != 0:
         said = done.stderr.strip().splitlines()
         return Replay(None, wall_s, cpu_s, peak_mb, said[-1] if said else f"exit {done.returncode}")
