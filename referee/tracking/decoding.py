@@ -150,16 +150,18 @@ class Decoder(ABC):
     def plies_shown(self, reading: Reading, position: Any, colors: ColorModel | None, *,
                     most: int = 3, beam: int = 64) -> tuple[tuple[Any, ...], float] | str:
         """The legal plies from `position`, up to `most` in a row, whose board `reading`
-        shows, and their lead: for a board the players vouch for (the button's confirm) that
-        no single ply explains. Where none does clearly, why: the best board must lead every
-        other one reached, the position as it stands among them, by the margin, no square
-        may contradict it, and no other row as short may leave it (the record would be a
-        guess)."""
+        shows, and their lead: for a board the players vouch for (the button's confirm) as
+        the board their plies left, where the referee read none clearly. Where none does
+        clearly, why: the best board must lead every other one that plies reach by the margin
+        (the position as it stands is no rival: the players say it is gone), no square may
+        contradict it, and no other row as short may leave it (the record would be a guess)."""
         label_logp, owner_logp = reading.log_probabilities(), _owner_logp(reading, colors)
         reached = self._rows(position, label_logp, owner_logp, most, beam)
-        ranked = sorted(reached.values(), key=lambda row: -row.score)
+        ranked = sorted((row for row in reached.values() if row.plies), key=lambda row: -row.score)
+        if not ranked:
+            return "no legal plies explain the board"
         best, next_score = ranked[0], ranked[1].score if len(ranked) > 1 else -np.inf
-        if not best.plies or best.score - next_score < self.settings.min_margin or self._contradicted(
+        if best.score - next_score < self.settings.min_margin or self._contradicted(
                 label_logp, best.candidate, _free(label_logp, owner_logp), best.score):
             return "no legal plies explain the board"
         if best.other_way:

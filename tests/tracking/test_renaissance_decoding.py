@@ -427,3 +427,24 @@ def test_the_seams_tell_a_tile_from_a_smaller_one_where_a_square_is_in_doubt() -
     assert (told.verdict, told.move) == (Verdict.MOVE, move)
     assert decoder.infer(replace(seen, seams=look(truth & ~apart)), before, None).verdict \
         is Verdict.UNREADABLE
+
+
+def test_a_marker_read_in_doubt_is_recorded_when_the_players_confirm_it() -> None:
+    """One square changes, read 0.5 marker / 0.4 as it was: the referee waits; the players'
+    confirm says a ply was made, and only that marker explains the board."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    before, after = match.positions[30], match.positions[31]
+    referee = Referee(decoder, match=Match(GAME, before))
+    referee.on_reading(reading(shows(decoder, before)))
+    was, now = shows(decoder, before), shows(decoder, after)
+    (square,) = np.flatnonzero(was != now)
+    seen = reading(now, seed=3)
+    doubt = np.full(len(LABELS), 0.01)
+    doubt[was[square]], doubt[now[square]] = 0.4, 0.5
+    seen.probabilities[square] = doubt / doubt.sum()
+    assert [e.kind for e in referee.on_reading(seen)] == [EventKind.UNREADABLE]
+    events = referee.confirm(900, 30.0)
+    assert [(e.kind, e.move, e.detail) for e in events] == [
+        (EventKind.ACCEPTED, GAME.move_text(before, match.moves[30]), "confirmed by the button")]
+    assert referee.match.position == after
