@@ -84,14 +84,16 @@ class Referee:
         """The players vouch for the board (the button's short press) where the referee could
         not read a ply off it: unreadable, or illegal (plies made while it looked away, a
         square in doubt). The plies, up to three, whose board the last such reading clearly
-        shows are recorded; else the players are told that no legal plies explain it."""
+        shows are recorded; else the players are told why, and the last position must come
+        back."""
         reading = self._glimpse
         if reading is None or self.phase not in (Phase.PLAYING, Phase.CORRECTING) \
                 or self.last_verdict not in (Verdict.UNREADABLE, Verdict.ILLEGAL):
             return []
         now = replace(reading, frame_index=frame_index, time_s=time_s)
         shown = self.inferer.plies_shown(reading, self.match.position, self.colors)
-        if isinstance(shown, str):
+        if isinstance(shown, str):  # the last position must come back, as after an illegal move
+            self.phase = Phase.CORRECTING
             return [self._event(EventKind.ILLEGAL, now, detail=f"{shown}: put back the last position")]
         plies, margin = shown
         events: list[Event] = []

@@ -239,6 +239,13 @@ def test_a_ply_held_up_by_a_square_in_doubt_is_recorded_when_the_players_confirm
     inferer, start, sq = referee.inferer, RINNE.start(), RINNE.geometry.parse_square
     assert referee.confirm(0, 0.0) == []  # nothing to confirm: the game has not started
     referee.on_reading(reading_of(inferer, start))
+    # A square in doubt on the board as it stands, and a press by mistake: no ply explains it.
+    glare = reading_of(inferer, start, seed=4)
+    glare.probabilities[sq("c1")] = 1 / len(DICE_LABELS)
+    assert kinds(referee.on_reading(glare)) == [EventKind.UNREADABLE]
+    events = referee.confirm(20, 0.7)
+    assert kinds(events) == [EventKind.ILLEGAL] and referee.phase is Phase.CORRECTING
+    assert kinds(referee.on_reading(reading_of(inferer, start, seed=5))) == [EventKind.RESTORED]
     after = RINNE.play(start, Move(sq("e2"), sq("e3"), State.KNIGHT))
     reading = reading_of(inferer, after)
     labels, _ = inferer.appearance(after)
