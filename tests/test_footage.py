@@ -10,6 +10,7 @@ import pytest
 
 from referee.app.pipeline import BoardReader, GameLoop
 from referee.app.replay import replay_footage
+from referee.app.state_machine import Referee
 from referee_lab.footage_check import Expected, accepted_plies, moves_during_hands
 from tests import DATA
 
@@ -101,3 +102,27 @@ def test_a_last_ply_read_unreadable_is_read_again_while_the_board_is_still(
     told = [e for e in result.events if e.frame_index >= doubted[0]]
     assert [e.kind.name for e in told][:2] == ["UNREADABLE", "ACCEPTED"]
     assert told[1].frame_index - told[0].frame_index >= 30  # a second later, still
+
+
+def test_every_reading_in_play_carries_the_images_changes_and_the_hands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Each reading after the start, the first of a still board or pooled, reaches the
+    referee with the squares the image shows unchanged or changed since the position was
+    last seen, and where the hands rested since (Renaissance tells look-alike plies by them)."""
+    video = FOOTAGE / "renaissance-light.mp4"
+    expected = Expected.load(video.with_suffix(".expected.json"))
+    seen: list[Any] = []
+    on_reading = Referee.on_reading
+
+    def kept(self: Referee, reading: Any) -> Any:
+        if self.phase.name != "SETUP":
+            seen.append(reading)
+        return on_reading(self, reading)
+
+    monkeypatch.setattr(Referee, "on_reading", kept)
+    result = replay_footage(video, expected.game, pieces=expected.pieces, out=tmp_path)
+    assert accepted_plies(result.events) == list(expected.plies)
+    assert len(seen) >= len(expected.plies)
+    assert all(r.unchanged is not None and r.changed is not None for r in seen)
+    assert all(r.hand_rests is not None for r in seen)
+    assert any(len(r.hand_rests) for r in seen)

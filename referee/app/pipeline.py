@@ -30,6 +30,7 @@ from referee.rules.rinne import RinneRules
 from referee.rules.zensu import ZensuRules
 from referee.tracking.decoding import Decoder, Verdict
 from referee.tracking.inference import PIECE_SETS, MoveInferer
+from referee.tracking.reach import HandTrail
 from referee.tracking.reading import EMPTY, Reading
 from referee.tracking.renaissance import RenaissanceDecoder
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
@@ -451,6 +452,9 @@ class GameLoop:
         columns = 2 * self.settings.view_margin + reader.files
         rows = 2 * self.settings.view_margin + reader.ranks
         self.stabiliser = Stabiliser(columns, rows, self.settings.stabiliser)
+        self.hands = (HandTrail(reader.files, reader.ranks, self.settings.view_px,
+                                self.settings.view_margin)
+                      if referee.inferer.reads_hands else None)
         self.board_seen = False
         self._lost_since: float | None = None  # from the first frame without a board
         self._told_no_board = False
@@ -476,10 +480,15 @@ class GameLoop:
         if self.reader.moved:  # bumped: the view changed, read the board afresh
             self.reader.moved = False
             self.stabiliser.forget_reading()
+            if self.hands is not None:
+                self.hands.clear()
             self._clean_frame = self._position_seen = None
+        outside = self.reader.view_outside(seen, pose)
         stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
-                                           outside=self.reader.view_outside(seen, pose),
-                                           clean=self._clean_cut(pose))
+                                           outside=outside, clean=self._clean_cut(pose))
+        if self.hands is not None and stillness is not Stillness.STEADY:
+            self.hands.update(self.stabiliser.arm_pixels(self.hands.settings.arm, outside), outside,
+                              time_s)
         refitted = stillness is Stillness.OCCLUDED and not self._refitted_while_still
         if refitted:
             # Once each time the board comes to rest: is it an arm, or tracking's drift?
@@ -543,8 +552,8 @@ class GameLoop:
     def _tell(self, reading: Reading, frame_bgr: np.ndarray, unclear: list[Reading]) -> list[Event]:
         """The referee's events for `reading` of `frame_bgr`, pooled with the `unclear`
         readings of the same still board before it; kept among them if it is unreadable too."""
-        readings = [*unclear, self._with_image_changes(reading, frame_bgr)]
-        events = self.referee.on_reading(Reading.pooled(readings) if unclear else reading)
+        readings = [*unclear, self._with_hands(self._with_image_changes(reading, frame_bgr))]
+        events = self.referee.on_reading(Reading.pooled(readings) if unclear else readings[-1])
         self._unclear = readings if self.referee.last_verdict is Verdict.UNREADABLE else []
         return events
 
@@ -573,6 +582,12 @@ class GameLoop:
         return replace(reading, unchanged=changes < self.settings.unchanged_below,
                        changed=changes >= self.settings.changed_above)
 
+    def _with_hands(self, reading: Reading) -> Reading:
+        """The reading with where the hands rested since the position was last seen."""
+        if self.hands is None:
+            return reading
+        return replace(reading, hand_rests=self.hands.rests())
+
     def _remember_position(self, events: list[Event], frame_bgr: np.ndarray) -> None:
         """A reading that started the game or was accepted showed the position now: its
         frame is what later readings' squares are compared with. A position reached
@@ -580,6 +595,8 @@ class GameLoop:
         position = self.referee.match.position
         if any(e.kind in (EventKind.ACCEPTED, EventKind.STARTED) for e in events):
             self._position_seen = (position, frame_bgr)
+            if self.hands is not None:
+                self.hands.clear()
         elif self._position_seen is not None and self._position_seen[0] is not position:
             self._position_seen = None
 

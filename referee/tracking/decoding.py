@@ -93,6 +93,9 @@ class Decoder(ABC):
     # Owners are told by the colours learnt at the start (the Rinne family, Zensū); a game
     # whose labels name the owner (Renaissance's markers) learns none.
     uses_colours = True
+    # Plies that leave the same board are told apart by where the hands rested
+    # (`Reading.hand_rests`): the pipeline watches them only for a game that does.
+    reads_hands = False
 
     def __init__(self, game: Any, labels: tuple[str, ...],
                  settings: InferenceSettings | None = None) -> None:

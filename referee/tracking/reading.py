@@ -31,6 +31,9 @@ class Reading:
     changed: np.ndarray | None = None
     # Renaissance: the seams between squares, read by the seam model when first asked.
     seams: SeamLook | None = None
+    # Where the hands rested over the board since it last showed the position, first first,
+    # in squares from a1's outer corner (`tracking.reach`): (n, 2). None: not watched.
+    hand_rests: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         squares, labels = self.probabilities.shape
@@ -63,7 +66,8 @@ class Reading:
         unchanged = None if self.unchanged is None else self.unchanged[order]
         changed = None if self.changed is None else self.changed[order]
         return replace(self, probabilities=self.probabilities[order], colors=self.colors[order],
-                       unchanged=unchanged, changed=changed, seams=None)  # (seams: by the old names)
+                       unchanged=unchanged, changed=changed,
+                       seams=None, hand_rests=None)  # (by the old names)
 
     @classmethod
     def pooled(cls, readings: list[Reading]) -> Reading:

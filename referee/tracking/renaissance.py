@@ -16,7 +16,7 @@ is built square by square from the reading."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import takewhile
 
 import numpy as np
@@ -50,6 +50,11 @@ from referee.tracking.reading import ColorModel, Reading
 from referee.vision.seams import seam_pairs
 
 SURE = 1e-4  # a seam's probability is clipped to [SURE, 1 - SURE] before its logarithm
+# Where the hand rested tells apart plies that leave the same board (`by_hand`): the first rest
+# within `HAND_NEAR` squares of one of their squares, nearer to one than to every other by
+# `HAND_MARGIN` squares.
+HAND_NEAR = 1.2
+HAND_MARGIN = 0.5
 
 COVERS = ("blocked", "empty", "monomino", "tile")  # a square's cover, as the labels name it
 MARKS = ("", "+gold", "+silver")  # by `Position.markers` value: none, Gold, Silver
@@ -71,6 +76,7 @@ class _Ply:
 
 class RenaissanceDecoder(Decoder):
     uses_colours = False
+    reads_hands = True
 
     def __init__(self, game: RenaissanceRules, labels: tuple[str, ...],
                  settings: InferenceSettings | None = None) -> None:
@@ -149,7 +155,40 @@ class RenaissanceDecoder(Decoder):
         played_on = previous if inference.verdict is Verdict.TAKE_BACK else position
         if played_on is not None and not self.game.is_legal(played_on, move):
             return Inference(Verdict.ILLEGAL, squares=tuple(move.squares))
+        if inference.verdict in (Verdict.MOVE, Verdict.INCOMPLETE) and reading.hand_rests is not None:
+            return replace(inference, move=self.by_hand(position, move, reading.hand_rests))
         return inference
+
+    def by_hand(self, position: Position, move: Move, rests: np.ndarray) -> Move:
+        """Of the plies that leave the same position as `move` (a marker pushed in at the
+        end of a line of the mover's own markers, and one placed where the push leaves one),
+        the one made where the hand rested (`rests`: in squares from a1's outer corner, first
+        first): the first rest near one of their squares, if it is clearly nearer to one.
+        Else `move`, the plain placement that stands for them all."""
+        alike = self._look_alikes(position, move)
+        if len(alike) < 2 or not len(rests):
+            return move
+        files = self.game.geometry.files
+        centres = np.array([(m.square % files + 0.5, m.square // files + 0.5) for m in alike])
+        for rest in rests:
+            distances = np.linalg.norm(centres - rest, axis=1)
+            if distances.min() > HAND_NEAR:
+                continue
+            nearest, *others = np.argsort(distances)
+            if all(distances[i] - distances[nearest] >= HAND_MARGIN for i in others):
+                return alike[int(nearest)]
+            return move
+        return move
+
+    def _look_alikes(self, position: Position, move: Move) -> list[PlaceMarker]:
+        """The phase 1 markers placed (or pushed in) that leave the same position as `move`."""
+        if not isinstance(move, PlaceMarker) or position.phase is not Phase.PHASE1:
+            return []
+        after = self.game.play(position, move)
+        settled = self.labels_of(after.cover, after.markers)
+        return [ply.move for ply in self._every_ply(position)
+                if isinstance(ply.move, PlaceMarker) and np.array_equal(ply.settled, settled)
+                and self.game.play(position, ply.move) == after]
 
     def two_moves(self, position: Position, label_logp: np.ndarray, owner_logp: np.ndarray,
                   free: float) -> Inference | None:

@@ -300,6 +300,15 @@ class Stabiliser:
         self._ghost = (blobs, self._motion_s)
         return True
 
+    def arm_pixels(self, arm: ArmSettings, outside: np.ndarray | None = None) -> np.ndarray | None:
+        """The pixels of the last frame's view an arm covers, as `arm` sees them: changed
+        since the last clean reading, in patches reaching the view's edge (None: no clean
+        reading to compare)."""
+        now, clean = self._previous_view, self._clean_view
+        if now is None or clean is None or now.shape != clean.shape:
+            return None
+        return arm_blobs(changed_pixels(now, clean, arm), outside, None, arm)
+
     def _inner(self, shape: tuple[int, ...]) -> np.ndarray:
         """The view's pixels inside its ring of cells: the grid."""
         inner = np.zeros(shape[:2], bool)

@@ -82,6 +82,11 @@ RECIPES = (
     Recipe("renaissance-knocked-wrongtaken", "renaissance", 820001, 19, pieces="tiles",
            record="renaissance-sample.txt", faults=("knocked", "wrongtaken"),
            events=("ILLEGAL", "RESTORED")),
+    # Renaissance's look-alikes: a marker pushed in at the end of a line of the mover's own
+    # markers, and one placed where such a push would leave it, leave the same board; the hand
+    # tells them apart (g1> then e3 along the diagonal g1-f2-e3, a3> then c3 along rank 3)
+    Recipe("renaissance-pushes", "renaissance", 820001, 21, pieces="tiles",
+           record="renaissance-pushes.txt"),
     # Zensū's faults of the hand: the capture of a piece passed over (ply 6) made with it left
     # standing 3 s, then taken off; a piece of the player who just moved knocked onto a
     # neighbouring square and put back (after ply 2)

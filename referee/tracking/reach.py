@@ -1,0 +1,105 @@
+"""Where the players' hands rested over the board since the position was last seen.
+
+Two plies may leave the same board and differ only in where the hand made them: in
+Renaissance a marker pushed in at the edge of a line of the mover's own markers, and a marker
+placed on the square the push leaves one on. No still frame tells them apart; the hand does.
+In each frame the arm is the patch of the stillness view that changed since the last clean
+reading and reaches the view's edge (`stabiliser.arm_blobs`); its tip, the fingertips, is
+the arm's pixel farthest from where it crosses the edge. Where the tip stays put for a
+moment, the hand rests: that is where it laid, pushed or lifted something."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from referee.tracking.stabiliser import ArmSettings
+
+
+@dataclass(frozen=True)
+class ReachSettings:
+    rest_px: float = 3.0  # the tip moving at most this (a quarter square) from frame to frame
+    rest_s: float = 0.15  # ... for at least this long rests
+    edge_px: int = 3  # an arm's pixels this near the view's edge are where it comes in
+    pull_back: float = 0.0  # the tip drawn back towards the wrist by this share of a square
+    most_rests: int = 16
+    # The arm as seen for its tip: subtler changes than the stillness check's (a pale hand
+    # over light wooden tiles changes the grey view by a few levels; the check's 6 found only
+    # the sleeve, its tip a square and a half short of the fingers).
+    arm: ArmSettings = field(default_factory=lambda: ArmSettings(threshold=3.0, contrast_share=0.03))
+
+
+def arm_tip(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3) -> np.ndarray | None:
+    """The tip (x, y) of the biggest arm in the mask `arm` (a view's pixels), or None: its pixel
+    farthest from where it crosses the view's edge (its pixels within `edge_px` of the edge,
+    or of the frame's: `outside`)."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(arm.astype(np.uint8), connectivity=8)
+    if count < 2:
+        return None
+    biggest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    ys, xs = np.nonzero(labels == biggest)
+    edge = np.ones(arm.shape, np.uint8)
+    edge[1:-1, 1:-1] = 0
+    if outside is not None:
+        edge[outside] = 1
+    near = cv2.dilate(edge, np.ones((2 * edge_px + 1, 2 * edge_px + 1), np.uint8)) > 0
+    crossing = near[ys, xs]
+    if not crossing.any():
+        return None
+    entry = np.array([xs[crossing].mean(), ys[crossing].mean()])
+    points = np.stack([xs, ys], axis=1).astype(np.float64)
+    return np.asarray(points[int(np.argmax(((points - entry) ** 2).sum(axis=1)))])
+
+
+class HandTrail:
+    """The rests of the hands over a board of `files` x `ranks` squares, seen in a view of
+    `view_px` pixels a square with `margin` squares around it (a1 at the bottom left), since
+    `clear`. `rests()`: where, in squares from a1's outer corner (x along the files, y along
+    the ranks), first first."""
+
+    def __init__(self, files: int, ranks: int, view_px: int, margin: int,
+                 settings: ReachSettings | None = None) -> None:
+        self.files, self.ranks, self.view_px, self.margin = files, ranks, view_px, margin
+        self.settings = settings or ReachSettings()
+        self._rests: list[np.ndarray] = []
+        self._still: list[np.ndarray] = []  # the tip in the frames it has stayed put so far
+        self._still_since: float | None = None
+        self._last_s: float | None = None
+
+    def clear(self) -> None:
+        self._rests, self._still, self._still_since, self._last_s = [], [], None, None
+
+    def update(self, arm: np.ndarray | None, outside: np.ndarray | None, time_s: float) -> None:
+        """One frame's arm mask (None or empty: no arm in view)."""
+        s = self.settings
+        tip = None if arm is None or not arm.any() else arm_tip(arm, outside, s.edge_px)
+        if tip is None or (self._still and np.linalg.norm(tip - self._still[-1]) > s.rest_px):
+            self._close()
+        if tip is not None:
+            if not self._still:
+                self._still_since = time_s
+            self._still.append(tip)
+        self._last_s = time_s
+
+    def rests(self) -> np.ndarray:
+        """Where the hands rested, in squares (n x 2), the one resting now included."""
+        rests = [*self._rests, *([self._point()] if self._rested() else [])]
+        return np.array(rests, dtype=np.float64).reshape(-1, 2)
+
+    def _rested(self) -> bool:
+        since, last = self._still_since, self._last_s
+        return bool(self._still) and since is not None and last is not None and \
+            last - since >= self.settings.rest_s
+
+    def _close(self) -> None:
+        if self._rested() and len(self._rests) < self.settings.most_rests:
+            self._rests.append(self._point())
+        self._still, self._still_since = [], None
+
+    def _point(self) -> np.ndarray:
+        """The resting tip, in squares: the view's pixels, top down, turned to the board's
+        (a1's outer corner at 0, 0)."""
+        x, y = np.mean(self._still, axis=0) / self.view_px
+        return np.array([x - self.margin, self.ranks + self.margin - y])

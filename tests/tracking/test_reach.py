@@ -1,0 +1,140 @@
+"""Where the hands rested: the arm's tip in a stillness view, the rests in squares, and the
+Renaissance decoder telling a push-in from the placement that leaves the same board by them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.rules import Match
+from referee.rules.records import read_record
+from referee.rules.renaissance import RenaissanceRules
+from referee.tracking.decoding import Verdict
+from referee.tracking.reach import HandTrail, arm_tip
+from referee.tracking.renaissance import RenaissanceDecoder
+from tests import DATA
+from tests.tracking.test_renaissance_decoding import LABELS, reading
+
+PX, MARGIN, FILES, RANKS = 12, 1, 7, 7
+SIDE = (FILES + 2 * MARGIN) * PX  # the view of a 7x7 board: 108 px
+
+
+def arm_to(x: float, y: float, *, from_x: float = SIDE / 2) -> np.ndarray:
+    """A view's arm mask: a forearm 12 px wide from the bottom edge to (x, y), a hand there."""
+    mask = np.zeros((SIDE, SIDE), np.uint8)
+    cv2.line(mask, (round(from_x), SIDE - 1), (round(x), round(y)), 1, 12)
+    cv2.circle(mask, (round(x), round(y)), 8, 1, -1)
+    return mask.astype(bool)
+
+
+def view_px(square_x: float, square_y: float) -> tuple[float, float]:
+    """The view's pixel of a point in squares from a1's outer corner (a1 at the bottom left)."""
+    return (square_x + MARGIN) * PX, (RANKS + MARGIN - square_y) * PX
+
+
+def test_the_tip_is_the_arms_far_end() -> None:
+    tip = arm_tip(arm_to(30, 20), None)
+    assert tip is not None
+    direction = np.array([30 - SIDE / 2, 20 - SIDE + 1])
+    far = np.array([30, 20]) + direction / np.linalg.norm(direction) * 8  # the hand's rim
+    assert np.linalg.norm(tip - far) < 3  # (a quarter of a square)
+
+
+def test_a_patch_that_does_not_reach_the_views_edge_has_no_tip() -> None:
+    patch = np.zeros((SIDE, SIDE), bool)
+    patch[40:60, 40:60] = True  # a piece laid: changed, but no arm
+    assert arm_tip(patch, None) is None
+    assert arm_tip(patch, None, edge_px=12) is None
+
+
+def test_an_arm_coming_in_across_the_frames_edge_has_its_tip() -> None:
+    """Where the view leaves the camera's frame, the arm enters there, not at the view's edge."""
+    outside = np.zeros((SIDE, SIDE), bool)
+    outside[:, :20] = True
+    mask = np.zeros((SIDE, SIDE), np.uint8)
+    cv2.line(mask, (21, 50), (80, 50), 1, 12)
+    tip = arm_tip(mask.astype(bool), outside)
+    assert tip is not None and tip[0] > 80
+
+
+def test_a_hand_resting_on_a_square_is_a_rest_there_and_passing_over_is_not() -> None:
+    """The arm reaches in over 0.5 s (the tip moves fast over the squares on the way), rests
+    on f5 for 0.4 s, and goes: one rest, on f5 (the fingertips, a little past its middle)."""
+    trail = HandTrail(FILES, RANKS, PX, MARGIN)
+    target = np.array(view_px(5.5, 4.5))  # f5's middle
+    start = np.array([SIDE / 2, SIDE - 5.0])
+    t = 0.0
+    for u in np.linspace(0.1, 1.0, 15):
+        x, y = start + (target - start) * u
+        trail.update(arm_to(x, y), None, t)
+        t += 1 / 30
+    for _ in range(12):
+        trail.update(arm_to(*target), None, t)  # (the fingers reach past the middle)
+        t += 1 / 30
+    for _ in range(5):
+        trail.update(None, None, t)
+        t += 1 / 30
+    rests = trail.rests()
+    assert rests.shape == (1, 2)
+    assert np.linalg.norm(rests[0] - [5.5, 4.5]) < 0.8
+    trail.clear()
+    assert trail.rests().shape == (0, 2)
+
+
+def test_a_rest_still_under_way_counts() -> None:
+    trail = HandTrail(FILES, RANKS, PX, MARGIN)
+    for i in range(8):
+        trail.update(arm_to(*view_px(0.5, 6.5)), None, i / 30)
+    assert trail.rests().shape == (1, 2)
+
+
+PUSHES = read_record(DATA / "records" / "renaissance-pushes.txt")
+
+
+def pushes_match(plies: int) -> Match:
+    match: Match = Match(RenaissanceRules())
+    for ply in PUSHES.plies[:plies]:
+        match.push_text(ply.text)
+    return match
+
+
+# (ply index, the look-alike pair as written: the one played first)
+LOOK_ALIKES = [(16, "g1>", "f2"), (17, "a3>", "b3"), (18, "e3", "g1>"), (19, "c3", "a3>")]
+
+
+def centre(square: str) -> list[float]:
+    return [ord(square[0]) - ord("a") + 0.5, int(square[1:3].rstrip(">")) - 0.5]
+
+
+@pytest.mark.parametrize(("ply", "played", "other"), LOOK_ALIKES)
+def test_the_hand_tells_a_push_in_from_the_placement_that_leaves_the_same_board(
+        ply: int, played: str, other: str) -> None:
+    match = pushes_match(ply + 1)
+    game: RenaissanceRules = match.game
+    before, after = match.positions[ply], match.positions[ply + 1]
+    decoder = RenaissanceDecoder(game, LABELS)
+    board = reading(decoder.appearance(after)[0], seed=ply)
+    texts = {}
+    for where in (played, other):
+        rests = np.array([[3.5, -0.8], centre(where), centre("d4")])  # first: beside the board
+        inference = decoder.infer(replace(board, hand_rests=rests),
+                                  before, None)
+        assert inference.verdict is Verdict.MOVE
+        texts[where] = game.move_text(before, inference.move)
+    assert texts == {played: played, other: other}
+
+
+def test_without_a_rest_that_tells_the_placement_stands_for_both() -> None:
+    match = pushes_match(17)
+    game: RenaissanceRules = match.game
+    before, after = match.positions[16], match.positions[17]
+    decoder = RenaissanceDecoder(game, LABELS)
+    board = reading(decoder.appearance(after)[0])
+    halfway = (np.array(centre("g1")) + np.array(centre("f2"))) / 2
+    for rests in (None, np.empty((0, 2)), np.array([halfway]), np.array([centre("b6")])):
+        inference = decoder.infer(replace(board, hand_rests=rests),
+                                  before, None)
+        assert game.move_text(before, inference.move) == "f2"
