@@ -20,15 +20,22 @@ from referee.tracking.stabiliser import ArmSettings
 
 @dataclass(frozen=True)
 class ReachSettings:
-    rest_px: float = 3.0  # the tip moving at most this (a quarter square) from frame to frame
-    rest_s: float = 0.15  # ... for at least this long rests
+    # The tip staying within this (half a square) of where it has been since it slowed down,
+    # for at least `rest_s`, rests (a travelling hand moves about a third of a square a frame;
+    # a resting one's farthest pixel jitters by a few pixels).
+    rest_px: float = 6.0
+    rest_s: float = 0.15
     edge_px: int = 3  # an arm's pixels this near the view's edge are where it comes in
     pull_back: float = 0.0  # the tip drawn back towards the wrist by this share of a square
     most_rests: int = 16
+    # An arm covers less of the view than this: past it, the light or the exposure changed
+    # (a camera brightening the frame as a dark sleeve comes in), not an arm alone.
+    most_of_view: float = 0.4
     # The arm as seen for its tip: subtler changes than the stillness check's (a pale hand
     # over light wooden tiles changes the grey view by a few levels; the check's 6 found only
     # the sleeve, its tip a square and a half short of the fingers).
-    arm: ArmSettings = field(default_factory=lambda: ArmSettings(threshold=3.0, contrast_share=0.03))
+    arm: ArmSettings = field(default_factory=lambda: ArmSettings(threshold=3.0, contrast_share=0.03,
+                                                                 light_match=2.0))
 
 
 def arm_tip(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3) -> np.ndarray | None:
@@ -74,8 +81,9 @@ class HandTrail:
     def update(self, arm: np.ndarray | None, outside: np.ndarray | None, time_s: float) -> None:
         """One frame's arm mask (None or empty: no arm in view)."""
         s = self.settings
-        tip = None if arm is None or not arm.any() else arm_tip(arm, outside, s.edge_px)
-        if tip is None or (self._still and np.linalg.norm(tip - self._still[-1]) > s.rest_px):
+        seen = arm is not None and 0 < np.count_nonzero(arm) <= s.most_of_view * arm.size
+        tip = arm_tip(arm, outside, s.edge_px) if seen and arm is not None else None
+        if tip is None or (self._still and np.linalg.norm(tip - np.mean(self._still, axis=0)) > s.rest_px):
             self._close()
         if tip is not None:
             if not self._still:

@@ -54,7 +54,7 @@ SURE = 1e-4  # a seam's probability is clipped to [SURE, 1 - SURE] before its lo
 # within `HAND_NEAR` squares of one of their squares, nearer to one than to every other by
 # `HAND_MARGIN` squares.
 HAND_NEAR = 1.2
-HAND_MARGIN = 0.5
+HAND_MARGIN = 0.3
 
 COVERS = ("blocked", "empty", "monomino", "tile")  # a square's cover, as the labels name it
 MARKS = ("", "+gold", "+silver")  # by `Position.markers` value: none, Gold, Silver

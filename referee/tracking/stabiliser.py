@@ -277,14 +277,15 @@ class Stabiliser:
             clean_view = smoothed(board)
         arm = self.settings.arm
         changed = changed_pixels(self._previous_view, clean_view, arm)
+        blobs = np.zeros(changed.shape, bool)
         if ring(np.abs(cells - clean_cells) > self.settings.change_threshold).any():
             blobs = arm_blobs(changed, outside, None, arm)
-        elif changed.mean() <= arm.comparable:
+        if not blobs.any() and changed.mean() <= arm.comparable:
             # The ring's cells may miss a sleeve much like the table, but its hand is on the
-            # board; and where the whole view differs (the light, the focus) nothing is told.
+            # board; a hand over a grid drawn sharper in the clean view (it was read in focus)
+            # changes the squares between the lines, its patches a little apart; and where the
+            # whole view differs (the light, the focus) nothing is told.
             blobs = arm_blobs(changed, outside, self._inner(changed.shape), arm)
-        else:
-            return False
         return self._moves_as_an_arm(blobs)
 
     def _moves_as_an_arm(self, blobs: np.ndarray) -> bool:

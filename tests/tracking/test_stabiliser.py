@@ -285,3 +285,17 @@ def test_a_light_tile_laid_on_an_edge_column_is_no_arm():
     changed = changed_pixels(now, clean, arm)
     assert changed.sum() > 300  # the tile's change is seen
     assert not arm_blobs(changed, None, Stabiliser(9, 9)._inner(now.shape), arm).any()
+
+
+def test_a_hand_at_the_near_edge_over_a_grid_read_sharper_is_an_arm():
+    """Rendered Renaissance (seed 890014, frame 177): the hand laying an I4 rests at the
+    view's near edge, its sleeve beyond the view. Against the clean view, read in focus, the
+    grid's lines break the hand's change up where it meets the edge, and no patch of it was an
+    arm: the board was read under the hand, the ply in doubt, and that view, hand and all,
+    became the clean one. Its patches a little apart are one hand: an arm. (The stillness
+    views of that moment, grey, as the frames were cut.)"""
+    views = np.load(DATA / "stillness" / "hand-at-near-edge.npz")
+    stabiliser = Stabiliser(9, 9)
+    feed(stabiliser, [views["clean"]] * 30, 0.0)
+    states = feed(stabiliser, [views["now"]] * 30, 1.0)
+    assert Stillness.READ not in states and Stillness.OCCLUDED in states
