@@ -513,13 +513,16 @@ class GameLoop:
         settled = pose if refitted else self.reader.settle(seen) or pose
         events = self._judge(seen, settled, frame_index, time_s)
         named = self.reader.pose
+        # A hand seen by the finer test of `tracking.reach` (fingers at the view's edge, their
+        # sleeve beyond it) leaves the view no reference for arms: its going would look like one.
+        hand_seen = self.hands is not None and self.hands.in_view
         if named is not None and not np.allclose(named.corners_array, pose.corners_array):
             # The pose was refitted, or the reading settled which corner is a1: later
             # views are cut from that pose, so the stillness reference must be too.
             self.stabiliser.mark_read(self.reader.view(seen, named),
-                                      renamed=self.reader.turns != turns)
+                                      renamed=self.reader.turns != turns, hand_seen=hand_seen)
         else:
-            self.stabiliser.mark_read()
+            self.stabiliser.mark_read(hand_seen=hand_seen)
         if self.stabiliser.clean_taken:
             self._clean_frame = seen
         self.emit_all(events, seen)  # (undistorted: the frame the pose belongs to)

@@ -71,18 +71,21 @@ class HandTrail:
         self.files, self.ranks, self.view_px, self.margin = files, ranks, view_px, margin
         self.settings = settings or ReachSettings()
         self._rests: list[np.ndarray] = []
+        self.in_view = False  # an arm in the last frame
         self._still: list[np.ndarray] = []  # the tip in the frames it has stayed put so far
         self._still_since: float | None = None
         self._last_s: float | None = None
 
     def clear(self) -> None:
         self._rests, self._still, self._still_since, self._last_s = [], [], None, None
+        self.in_view = False
 
     def update(self, arm: np.ndarray | None, outside: np.ndarray | None, time_s: float) -> None:
         """One frame's arm mask (None or empty: no arm in view)."""
         s = self.settings
         seen = arm is not None and 0 < np.count_nonzero(arm) <= s.most_of_view * arm.size
         tip = arm_tip(arm, outside, s.edge_px) if seen and arm is not None else None
+        self.in_view = tip is not None
         if tip is None or (self._still and np.linalg.norm(tip - np.mean(self._still, axis=0)) > s.rest_px):
             self._close()
         if tip is not None:

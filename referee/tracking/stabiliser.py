@@ -326,17 +326,19 @@ class Stabiliser:
         return np.array([changed[-1].mean(), changed[0].mean(), changed[:, 0].mean(),
                          changed[:, -1].mean()])
 
-    def mark_read(self, board_gray: np.ndarray | None = None, *, renamed: bool = False) -> None:
+    def mark_read(self, board_gray: np.ndarray | None = None, *, renamed: bool = False,
+                  hand_seen: bool = False) -> None:
         """The caller has read the board as it is now: later frames are compared with it
         (or with `board_gray`, the same moment seen from a refitted pose, or `renamed`: in
-        another naming of the corners)."""
+        another naming of the corners). `hand_seen`: the caller saw a hand in view that the
+        arm test did not (the view is then no reference for arms)."""
         if board_gray is not None:
             self._previous = cell_means(board_gray, self.columns, self.rows)
             self._previous_view = smoothed(board_gray)
         self._reference = self._previous
         self._reference_view = self._previous_view
         self._stirred = False
-        if not self._arm_now or renamed:  # (a view in the old naming is no use)
+        if not (self._arm_now or hand_seen) or renamed:  # (a view in the old naming is no use)
             self._clean, self._clean_view = self._reference, self._reference_view
             self._ghost = None
 

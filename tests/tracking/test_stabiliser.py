@@ -299,3 +299,18 @@ def test_a_hand_at_the_near_edge_over_a_grid_read_sharper_is_an_arm():
     feed(stabiliser, [views["clean"]] * 30, 0.0)
     states = feed(stabiliser, [views["now"]] * 30, 1.0)
     assert Stillness.READ not in states and Stillness.OCCLUDED in states
+
+
+def test_a_reading_with_a_hand_the_caller_saw_is_no_reference_for_arms():
+    """The caller's finer hand test (`tracking.reach`) saw fingers the arm test missed: the
+    board is read, but arms are still looked for against the last clean reading."""
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [board()] * 30, 0.0)
+    assert stabiliser.clean_taken
+    moved = board({(2, 5): 230})
+    assert Stillness.READ in [stabiliser.update(moved, 1.0 + i / FPS) for i in range(30)]
+    stabiliser.mark_read(hand_seen=True)
+    assert not stabiliser.clean_taken
+    assert Stillness.READ in [stabiliser.update(board(), 2.0 + i / FPS) for i in range(30)]
+    stabiliser.mark_read()
+    assert stabiliser.clean_taken
