@@ -466,6 +466,7 @@ class GameLoop:
         # The position as last read and accepted, and the frame it was read from
         self._position_seen: tuple[Any, np.ndarray] | None = None
         self._unclear: list[Reading] = []  # the still board's readings, all unreadable
+        self._hand_since: float | None = None  # when the hand now holding the reading was seen
 
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
@@ -499,6 +500,8 @@ class GameLoop:
                                                 clean=self._clean_cut(pose))
         elif stillness is Stillness.MOVING:
             self._refitted_while_still = False
+        if stillness is Stillness.READ and self._hand_holds(time_s):
+            stillness = Stillness.OCCLUDED
         self.last_stillness = stillness
         if self._first_arm is None and self._other_sides and not self.referee.match.moves:
             self._first_arm = self._arm_entry(pose)
@@ -527,6 +530,17 @@ class GameLoop:
             self._clean_frame = seen
         self.emit_all(events, seen)  # (undistorted: the frame the pose belongs to)
         return events
+
+    def _hand_holds(self, time_s: float) -> bool:
+        """Whether a hand the finer test of `tracking.reach` sees, where the arm test saw none
+        (fingers over the board's rim, their sleeve beyond the view), holds the reading back:
+        as an arm in view does, up to the occlusion timeout."""
+        if self.hands is None or not self.hands.in_view:
+            self._hand_since = None
+            return False
+        if self._hand_since is None:
+            self._hand_since = time_s
+        return time_s - self._hand_since < self.settings.stabiliser.occlusion_timeout_s
 
     def _clean_cut(self, pose: BoardPose) -> Callable[[], np.ndarray | None]:
         """The frame of the last reading with no arm in view, cut with `pose`, for the arm
