@@ -26,7 +26,6 @@ class ReachSettings:
     rest_px: float = 6.0
     rest_s: float = 0.15
     edge_px: int = 3  # an arm's pixels this near the view's edge are where it comes in
-    pull_back: float = 0.0  # the tip drawn back towards the wrist by this share of a square
     most_rests: int = 16
     # An arm covers less of the view than this: past it, the light or the exposure changed
     # (a camera brightening the frame as a dark sleeve comes in), not an arm alone.
