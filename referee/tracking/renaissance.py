@@ -204,10 +204,16 @@ class RenaissanceDecoder(Decoder):
         before = self.appearance(position)[0]
         changed = np.argmax(label_logp, axis=1) != before
         nobody = np.full(len(before), -1, dtype=np.intp)
+        # The most squares a ply that takes nothing changes: a line pushed in (a tile covers
+        # fewer). A board changed beyond what the first ply and such a reply change is no
+        # pair's, and its hundreds of pairs are not looked for (a board far from the position
+        # in the preparation cost seconds and 300 MB a reading).
+        reply_reach = max(self.game.geometry.files, self.game.geometry.ranks)
         pairs: list[tuple[Move, Candidate]] = []
         for first in self._legal_plies(position):
             moved = first.settled != before
             if not moved.any() or (moved & ~changed).any() \
+                    or np.count_nonzero(changed & ~moved) > reply_reach \
                     or not self.game.is_legal(position, first.move):
                 continue
             middle = self.game.play(position, first.move)

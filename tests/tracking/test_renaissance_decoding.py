@@ -9,6 +9,7 @@ import random
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -448,3 +449,21 @@ def test_a_marker_read_in_doubt_is_recorded_when_the_players_confirm_it() -> Non
     assert [(e.kind, e.move, e.detail) for e in events] == [
         (EventKind.ACCEPTED, GAME.move_text(before, match.moves[30]), "confirmed by the button")]
     assert referee.match.position == after
+
+
+def test_a_board_far_from_the_preparation_is_not_searched_for_pairs_of_plies(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The empty board taken as the position while the board shows the preparation's thirteen
+    tiles: no two plies explain it, and its hundreds of pairs are not looked for (each costs a
+    packing search; such readings took seconds and 300 MB each)."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    start, prepared = match.positions[0], match.positions[13]
+    board = reading(shows(decoder, prepared))
+    searched: list[int] = []
+    is_legal = RenaissanceRules.is_legal
+    monkeypatch.setattr(RenaissanceRules, "is_legal",
+                        lambda rules, position, move: searched.append(1) or is_legal(rules, position, move))
+    pair = decoder.two_moves(start, board.log_probabilities(), np.zeros((49, 3)), free=0.0)
+    assert pair is None
+    assert not searched
