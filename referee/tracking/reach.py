@@ -82,8 +82,9 @@ class HandTrail:
     def update(self, arm: np.ndarray | None, outside: np.ndarray | None, time_s: float) -> None:
         """One frame's arm mask (None or empty: no arm in view)."""
         s = self.settings
-        seen = arm is not None and 0 < np.count_nonzero(arm) <= s.most_of_view * arm.size
-        tip = arm_tip(arm, outside, s.edge_px) if seen and arm is not None else None
+        tip = None
+        if arm is not None and 0 < np.count_nonzero(arm) <= s.most_of_view * arm.size:
+            tip = arm_tip(arm, outside, s.edge_px)
         self.in_view = tip is not None
         if tip is None or (self._still and np.linalg.norm(tip - np.mean(self._still, axis=0)) > s.rest_px):
             self._close()

@@ -165,8 +165,10 @@ class RenaissanceDecoder(Decoder):
         the one made where the hand rested (`rests`: in squares from a1's outer corner, first
         first): the first rest near one of their squares, if it is clearly nearer to one.
         Else `move`, the plain placement that stands for them all."""
+        if not len(rests):  # (nothing to tell them by: the look-alikes are not sought)
+            return move
         alike = self._look_alikes(position, move)
-        if len(alike) < 2 or not len(rests):
+        if len(alike) < 2:
             return move
         files = self.game.geometry.files
         centres = np.array([(m.square % files + 0.5, m.square // files + 0.5) for m in alike])

@@ -22,10 +22,10 @@ PX, MARGIN, FILES, RANKS = 12, 1, 7, 7
 SIDE = (FILES + 2 * MARGIN) * PX  # the view of a 7x7 board: 108 px
 
 
-def arm_to(x: float, y: float, *, from_x: float = SIDE / 2) -> np.ndarray:
+def arm_to(x: float, y: float) -> np.ndarray:
     """A view's arm mask: a forearm 12 px wide from the bottom edge to (x, y), a hand there."""
     mask = np.zeros((SIDE, SIDE), np.uint8)
-    cv2.line(mask, (round(from_x), SIDE - 1), (round(x), round(y)), 1, 12)
+    cv2.line(mask, (SIDE // 2, SIDE - 1), (round(x), round(y)), 1, 12)
     cv2.circle(mask, (round(x), round(y)), 8, 1, -1)
     return mask.astype(bool)
 
