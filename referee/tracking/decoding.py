@@ -41,6 +41,10 @@ class InferenceSettings:
     max_square_disagreement: float = 4.0  # ... or one square does (a die knocked to another face)
     min_margin: float = 3.0  # the best explanation must beat the runner-up by this much
     min_expected_probability: float = 0.2  # an unsure square must still favour what is expected
+    # a square whose likeliest label is below `lost_below` leans to no content: where the image
+    # shows it unchanged and its old content keeps `min_held_probability`, it holds that
+    lost_below: float = 0.4
+    min_held_probability: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,7 @@ class Decoder(ABC):
         geometry = self.game.geometry
         if reading.squares != geometry.files * geometry.ranks:
             raise ValueError("the reading and the position have different numbers of squares")
+        reading = self._held_as_shown(reading, position)
         unsure = reading.confidence() < self.settings.min_square_confidence
         label_logp = reading.log_probabilities()
         owner_logp = _owner_logp(reading, colors)
@@ -244,6 +249,28 @@ class Decoder(ABC):
             assert rival is not None
             return Inference(Verdict.UNREADABLE, margin=margin, squares=differ(best, rival))
         return Inference(best.verdict, best.move, margin, squares=best.squares)
+
+    def _held_as_shown(self, reading: Reading, position: Any) -> Reading:
+        """The reading with each square the classifier leans to no content on (`lost_below`),
+        its content in the position not ruled out (`min_held_probability`), that the image
+        shows unchanged since the board showed `position` read as holding that content: an
+        empty square walled in by tall tiles, dark and half hidden, is read so from the moment
+        it is walled in (0.14-0.36 for any label), and would hold the game up for good. A
+        piece laid there changes the image (a cream tile on cream squares changed them by 9
+        grey levels or more, `square_changes.md`) or is read as a piece; where the classifier
+        leans to another content, the image alone decides nothing."""
+        if reading.unchanged is None:
+            return reading
+        labels, _owners = self.appearance(position)
+        rows = np.arange(reading.squares)
+        held = reading.unchanged & (reading.confidence() < self.settings.lost_below) & (
+            reading.probabilities[rows, labels] >= self.settings.min_held_probability)
+        if not held.any():
+            return reading
+        probabilities = reading.probabilities.copy()
+        probabilities[held] = 0.0
+        probabilities[held, labels[held]] = 1.0
+        return replace(reading, probabilities=probabilities)
 
     def _image_decides(self, reading: Reading, position: Any, candidates: tuple[Candidate, ...],
                        scores: np.ndarray, order: np.ndarray) -> Inference | None:

@@ -287,9 +287,10 @@ def _distrusted(view_bgr: NDArray[np.uint8], settled: Settled, moved: float, fil
     more, it is no barrel lens in reach, the lines lie on one grid through it no better
     (`lens_bend_ratio`) than as the frame shows them or further off one than lines read to a
     fraction of a pixel lie (`LENS_MISFIT`), or the board's lines in the view through it still
-    bow (`lens_bend_bow`). `straightened`: also where they still read there as a barrel lens
-    bends them (`lens_bend_ratio` straighter through one, at any bow): a lens read off the
-    frame's edges, not the board's lines, that left them bent is no lens to read it through."""
+    bend: a lens straightens them `lens_bend_ratio` and bows them `lens_bend_bow`.
+    `straightened`: also where they still read there as a barrel lens bends them
+    (`lens_bend_ratio` straighter through one, at any bow): a lens read off the frame's edges,
+    not the board's lines, that left them bent is no lens to read it through."""
     fit = settled.fit
     if fit is None:
         return "too few of them are read through the lens estimated from them"
@@ -300,8 +301,12 @@ def _distrusted(view_bgr: NDArray[np.uint8], settled: Settled, moved: float, fil
         return "no lens in reach straightens them"
     grid = BoardPose.from_homography(settled.grid, files, ranks)
     straight = measure_bend(to_grey(view_bgr), grid)
-    if straight is None or straight.bow >= s.lens_bend_bow or (
-            straightened and straight.k < 0 and straight.rms_seen >= s.lens_bend_ratio * straight.rms_fitted):
+    # a bow alone is no bend: where the lines' points scatter, a lens of any k fits them
+    # hardly better than straight lines (even through the true lens); as in `bent_lines`,
+    # a bend is a lens that fits them `lens_bend_ratio` straighter
+    still_bent = straight is not None and straight.rms_seen >= s.lens_bend_ratio * straight.rms_fitted and (
+        straight.bow >= s.lens_bend_bow or (straightened and straight.k < 0))
+    if straight is None or still_bent:
         return "they still bend through the lens estimated from them"
     return ""
 

@@ -279,6 +279,39 @@ def test_squares_the_image_shows_unchanged_tell_a_tile_from_a_longer_one() -> No
     assert tried >= 3, "the sample's first tiles have neighbours a longer tile would cover"
 
 
+def test_a_square_read_as_nothing_in_particular_holds_what_the_image_shows_it_held() -> None:
+    """An empty square walled in by tall tiles, dark and half hidden, is read 0.14-0.36 for
+    any label from the moment it is walled in: each next tile beside it would be unreadable
+    (the longer tile over it about as likely) for the rest of the game. Where the image shows
+    it unchanged since the position, it holds what it held; where the image shows it changed,
+    or does not say, it is still in doubt."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    lost = {"tile": 0.3, "empty": 0.25, "monomino": 0.2, "monomino+gold": 0.1, "empty+gold": 0.1}
+    tried = 0
+    for i, move in enumerate(match.moves[:8]):
+        before, after = match.positions[i], match.positions[i + 1]
+        shown_before, shown_after = shows(decoder, before), shows(decoder, after)
+        for square in np.flatnonzero(shown_after == LABELS.index("empty")):
+            probabilities = reading(shown_after, seed=i).probabilities.copy()
+            probabilities[square] = 0.05 / (len(LABELS) - len(lost))
+            for label, p in lost.items():
+                probabilities[square, LABELS.index(label)] = p
+            doubted = Reading(LABELS, probabilities, np.zeros((len(shown_after), 3)))
+            alone = decoder.infer(doubted, before, None)
+            if alone.verdict is not Verdict.UNREADABLE:
+                continue
+            tried += 1
+            unchanged = shown_before == shown_after
+            seen = decoder.infer(replace(doubted, unchanged=unchanged), before, None)
+            assert (seen.verdict, seen.move) == (Verdict.MOVE, move), (i, square)
+            shown_changed = unchanged.copy()
+            shown_changed[square] = False
+            assert decoder.infer(replace(doubted, unchanged=shown_changed), before, None
+                                 ).verdict is Verdict.UNREADABLE
+    assert tried >= 3, "the sample's first tiles have neighbours a longer tile would cover"
+
+
 def test_two_plies_made_before_the_board_was_read_are_both_recorded() -> None:
     """A reply laid before the referee could read the first ply (the board still for less
     than a moment between them): the pair that leaves the board seen, in the preparation
