@@ -95,6 +95,9 @@ class PipelineSettings:
     # next move to stir the board.
     reread_s: float = 1.0
     rereads: int = 4
+    # A hand the finer test of `tracking.reach` saw holds the reading back until it has been
+    # gone this long: that test sees fingers leaving over the board's rim in one frame of two
+    hand_gone_s: float = 0.3
 
 
 class BoardReader:
@@ -466,7 +469,7 @@ class GameLoop:
         # The position as last read and accepted, and the frame it was read from
         self._position_seen: tuple[Any, np.ndarray] | None = None
         self._unclear: list[Reading] = []  # the still board's readings, all unreadable
-        self._hand_since: float | None = None  # when the hand now holding the reading was seen
+        self._hand_since: float | None = None  # when the hand now seen began to hold the reading
 
     def feed(self, frame_bgr: np.ndarray, frame_index: int, time_s: float) -> list[Event]:
         # Where tracking loses the lines (a hand over them, a flicker) the board is taken to
@@ -488,8 +491,7 @@ class GameLoop:
         stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
                                            outside=outside, clean=self._clean_cut(pose))
         if self.hands is not None and stillness is not Stillness.STEADY:
-            self.hands.update(self.stabiliser.arm_pixels(self.hands.settings.arm, outside), outside,
-                              time_s)
+            self.hands.update(lambda arm: self.stabiliser.arm_pixels(arm, outside), outside, time_s)
         refitted = stillness is Stillness.OCCLUDED and not self._refitted_while_still
         if refitted:
             # Once each time the board comes to rest: is it an arm, or tracking's drift?
@@ -534,8 +536,10 @@ class GameLoop:
     def _hand_holds(self, time_s: float) -> bool:
         """Whether a hand the finer test of `tracking.reach` sees, where the arm test saw none
         (fingers over the board's rim, their sleeve beyond the view), holds the reading back:
-        as an arm in view does, up to the occlusion timeout."""
-        if self.hands is None or not self.hands.in_view:
+        as an arm in view does, up to the occlusion timeout, and until it has been gone for
+        `hand_gone_s` (the test flickers as the fingers leave)."""
+        seen_s = None if self.hands is None else self.hands.seen_s
+        if seen_s is None or time_s - seen_s >= self.settings.hand_gone_s:
             self._hand_since = None
             return False
         if self._hand_since is None:

@@ -10,6 +10,7 @@ moment, the hand rests: that is where it laid, pushed or lifted something."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import cv2
@@ -35,6 +36,9 @@ class ReachSettings:
     # the sleeve, its tip a square and a half short of the fingers).
     arm: ArmSettings = field(default_factory=lambda: ArmSettings(threshold=3.0, contrast_share=0.03,
                                                                  light_match=2.0))
+    # ... and where so subtle a test sees `most_of_view` changed (an arm reaching across a
+    # small board, its shadow beside it), the stillness check's own, which sees the arm alone.
+    flooded_arm: ArmSettings = field(default_factory=ArmSettings)
 
 
 def arm_tip(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3) -> np.ndarray | None:
@@ -71,21 +75,24 @@ class HandTrail:
         self.settings = settings or ReachSettings()
         self._rests: list[np.ndarray] = []
         self.in_view = False  # an arm in the last frame
+        self.seen_s: float | None = None  # when an arm was last in view
         self._still: list[np.ndarray] = []  # the tip in the frames it has stayed put so far
         self._still_since: float | None = None
         self._last_s: float | None = None
 
     def clear(self) -> None:
         self._rests, self._still, self._still_since, self._last_s = [], [], None, None
-        self.in_view = False
+        self.in_view, self.seen_s = False, None
 
-    def update(self, arm: np.ndarray | None, outside: np.ndarray | None, time_s: float) -> None:
-        """One frame's arm mask (None or empty: no arm in view)."""
+    def update(self, arm_of: Callable[[ArmSettings], np.ndarray | None], outside: np.ndarray | None,
+               time_s: float) -> None:
+        """One frame: `arm_of(settings)`, the arm's mask as `settings` see it (None or empty:
+        no arm in view); `outside`, the view's pixels beyond the frame."""
+        tip = self._tip(arm_of, outside)
         s = self.settings
-        tip = None
-        if arm is not None and 0 < np.count_nonzero(arm) <= s.most_of_view * arm.size:
-            tip = arm_tip(arm, outside, s.edge_px)
         self.in_view = tip is not None
+        if tip is not None:
+            self.seen_s = time_s
         if tip is None or (self._still and np.linalg.norm(tip - np.mean(self._still, axis=0)) > s.rest_px):
             self._close()
         if tip is not None:
@@ -93,6 +100,19 @@ class HandTrail:
                 self._still_since = time_s
             self._still.append(tip)
         self._last_s = time_s
+
+    def _tip(self, arm_of: Callable[[ArmSettings], np.ndarray | None], outside: np.ndarray | None
+             ) -> np.ndarray | None:
+        """The arm's tip as the finer test sees it, or where it floods the view, as the
+        coarser one does; None where neither sees an arm alone."""
+        s = self.settings
+        for settings in (s.arm, s.flooded_arm):
+            arm = arm_of(settings)
+            if arm is None or not arm.any():
+                return None
+            if np.count_nonzero(arm) <= s.most_of_view * arm.size:
+                return arm_tip(arm, outside, s.edge_px)
+        return None
 
     def rests(self) -> np.ndarray:
         """Where the hands rested, in squares (n x 2), the one resting now included."""

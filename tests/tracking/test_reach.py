@@ -3,18 +3,21 @@ Renaissance decoder telling a push-in from the placement that leaves the same bo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import cv2
 import numpy as np
 import pytest
 
+from referee.app.pipeline import GameLoop, board_referee
 from referee.rules import Match
 from referee.rules.records import read_record
 from referee.rules.renaissance import RenaissanceRules
 from referee.tracking.decoding import Verdict
 from referee.tracking.reach import HandTrail, arm_tip
 from referee.tracking.renaissance import RenaissanceDecoder
+from referee.tracking.stabiliser import ArmSettings
 from tests import DATA
 from tests.tracking.test_renaissance_decoding import LABELS, reading
 
@@ -28,6 +31,11 @@ def arm_to(x: float, y: float) -> np.ndarray:
     cv2.line(mask, (SIDE // 2, SIDE - 1), (round(x), round(y)), 1, 12)
     cv2.circle(mask, (round(x), round(y)), 8, 1, -1)
     return mask.astype(bool)
+
+
+def seen(arm: np.ndarray | None) -> Callable[[ArmSettings], np.ndarray | None]:
+    """The same arm whatever test looks for it."""
+    return lambda _settings: arm
 
 
 def view_px(square_x: float, square_y: float) -> tuple[float, float]:
@@ -69,13 +77,13 @@ def test_a_hand_resting_on_a_square_is_a_rest_there_and_passing_over_is_not() ->
     t = 0.0
     for u in np.linspace(0.1, 1.0, 15):
         x, y = start + (target - start) * u
-        trail.update(arm_to(x, y), None, t)
+        trail.update(seen(arm_to(x, y)), None, t)
         t += 1 / 30
     for _ in range(12):
-        trail.update(arm_to(*target), None, t)  # (the fingers reach past the middle)
+        trail.update(seen(arm_to(*target)), None, t)  # (the fingers reach past the middle)
         t += 1 / 30
     for _ in range(5):
-        trail.update(None, None, t)
+        trail.update(seen(None), None, t)
         t += 1 / 30
     rests = trail.rests()
     assert rests.shape == (1, 2)
@@ -87,8 +95,49 @@ def test_a_hand_resting_on_a_square_is_a_rest_there_and_passing_over_is_not() ->
 def test_a_rest_still_under_way_counts() -> None:
     trail = HandTrail(FILES, RANKS, PX, MARGIN)
     for i in range(8):
-        trail.update(arm_to(*view_px(0.5, 6.5)), None, i / 30)
+        trail.update(seen(arm_to(*view_px(0.5, 6.5))), None, i / 30)
     assert trail.rests().shape == (1, 2)
+
+
+def test_where_the_finer_test_floods_the_view_the_stillness_checks_arm_gives_the_tip() -> None:
+    """An arm reaching across a small board with its shadow beside it: the finer test sees
+    half the view changed, the stillness check's coarser one the arm alone, resting on g1."""
+    trail = HandTrail(FILES, RANKS, PX, MARGIN)
+    flooded = np.zeros((SIDE, SIDE), bool)
+    flooded[:, : SIDE * 3 // 5] = True
+    arm = arm_to(*view_px(6.5, 0.5))
+
+    def arm_of(settings: ArmSettings) -> np.ndarray:
+        return flooded | arm if settings == trail.settings.arm else arm
+
+    for i in range(8):
+        trail.update(arm_of, None, i / 30)
+    rests = trail.rests()
+    assert rests.shape == (1, 2) and np.linalg.norm(rests[0] - [6.5, 0.5]) < 0.8
+    # where the coarser test floods too, no arm is taken to be in view
+    trail.clear()
+    trail.update(seen(flooded | arm), None, 0.0)
+    assert not trail.in_view
+
+
+def test_a_hand_the_finer_test_saw_holds_the_reading_until_it_has_been_gone_a_moment() -> None:
+    """Fingers leaving over the board's rim are seen in one frame of two: the reading waits
+    until none has been seen for `hand_gone_s`, and no longer than the occlusion timeout."""
+    referee, reader = board_referee(RenaissanceRules(), None)
+    loop = GameLoop(reader, referee)
+    assert loop.hands is not None
+    arm = arm_to(*view_px(1.5, 0.5))
+    for i, present in enumerate([True, True, False, True, False, False, True]):
+        loop.hands.update(seen(arm if present else None), None, i / 30)
+    last = 6 / 30
+    gone = loop.settings.hand_gone_s
+    assert loop._hand_holds(last + gone - 0.05)
+    assert not loop._hand_holds(last + gone + 0.01)
+    timeout = loop.settings.stabiliser.occlusion_timeout_s
+    for i in range(int(30 * (timeout + 1))):  # a hand that stays
+        loop.hands.update(seen(arm), None, 10 + i / 30)
+        held = loop._hand_holds(10 + i / 30)
+    assert not held
 
 
 PUSHES = read_record(DATA / "records" / "renaissance-pushes.txt")
