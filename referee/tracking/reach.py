@@ -27,6 +27,7 @@ class ReachSettings:
     rest_px: float = 6.0
     rest_s: float = 0.15
     edge_px: int = 3  # an arm's pixels this near the view's edge are where it comes in
+    tip_px: float = 3.0  # the arm's pixels this near its farthest reach are its tip (`arm_tip`)
     most_rests: int = 16
     # An arm covers less of the view than this: past it, the light or the exposure changed
     # (a camera brightening the frame as a dark sleeve comes in), not an arm alone.
@@ -41,10 +42,13 @@ class ReachSettings:
     flooded_arm: ArmSettings = field(default_factory=ArmSettings)
 
 
-def arm_tip(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3) -> np.ndarray | None:
-    """The tip (x, y) of the biggest arm in the mask `arm` (a view's pixels), or None: its pixel
-    farthest from where it crosses the view's edge (its pixels within `edge_px` of the edge,
-    or of the frame's: `outside`)."""
+def arm_tip(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3,
+            tip_px: float = 3.0) -> np.ndarray | None:
+    """The tip (x, y) of the biggest arm in the mask `arm` (a view's pixels), or None: the
+    middle of its pixels within `tip_px` of its farthest reach from where it crosses the view's
+    edge (its pixels within `edge_px` of the edge, or of the frame's: `outside`). A wide hand
+    seen only in part, at the board's near corner, reaches about as far at both its ends: its
+    farthest pixel would jump between them from frame to frame, and never rest."""
     count, labels, stats, _ = cv2.connectedComponentsWithStats(arm.astype(np.uint8), connectivity=8)
     if count < 2:
         return None
@@ -60,7 +64,8 @@ def arm_tip(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3) -> np
         return None
     entry = np.array([xs[crossing].mean(), ys[crossing].mean()])
     points = np.stack([xs, ys], axis=1).astype(np.float64)
-    return np.asarray(points[int(np.argmax(((points - entry) ** 2).sum(axis=1)))])
+    reach = np.linalg.norm(points - entry, axis=1)
+    return np.asarray(points[reach >= reach.max() - tip_px].mean(axis=0))
 
 
 class HandTrail:
@@ -111,7 +116,7 @@ class HandTrail:
             if arm is None or not arm.any():
                 return None
             if np.count_nonzero(arm) <= s.most_of_view * arm.size:
-                return arm_tip(arm, outside, s.edge_px)
+                return arm_tip(arm, outside, s.edge_px, s.tip_px)
         return None
 
     def rests(self) -> np.ndarray:
