@@ -4,9 +4,10 @@ Two plies may leave the same board and differ only in where the hand made them: 
 Renaissance a marker pushed in at the edge of a line of the mover's own markers, and a marker
 placed on the square the push leaves one on. No still frame tells them apart; the hand does.
 In each frame the arm is the patch of the stillness view that changed since the last clean
-reading and reaches the view's edge (`stabiliser.arm_blobs`); its tip, the fingertips, is
-the arm's pixel farthest from where it crosses the edge. Where the tip stays put for a
-moment, the hand rests: that is where it laid, pushed or lifted something."""
+reading and reaches the view's edge (`stabiliser.arm_blobs`, with finer settings than the
+stillness check's, or its own where those see most of the view changed); its tip, the
+fingertips, is the middle of its far end from where it crosses the edge. Where the tip stays
+put for a moment, the hand rests: that is where it laid, pushed or lifted something."""
 
 from __future__ import annotations
 
