@@ -30,7 +30,7 @@ from referee.rules.rinne import RinneRules
 from referee.rules.zensu import ZensuRules
 from referee.tracking.decoding import Decoder, Verdict
 from referee.tracking.inference import PIECE_SETS, MoveInferer
-from referee.tracking.reach import HandTrail
+from referee.tracking.reach import HandTrail, ReachSettings
 from referee.tracking.reading import EMPTY, Reading
 from referee.tracking.renaissance import RenaissanceDecoder
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
@@ -455,8 +455,11 @@ class GameLoop:
         columns = 2 * self.settings.view_margin + reader.files
         rows = 2 * self.settings.view_margin + reader.ranks
         self.stabiliser = Stabiliser(columns, rows, self.settings.stabiliser)
+        # (where the finer hand test floods the view, the stillness check's own arm test,
+        # as this game's settings make it)
+        reach = ReachSettings(flooded_arm=self.settings.stabiliser.arm)
         self.hands = (HandTrail(reader.files, reader.ranks, self.settings.view_px,
-                                self.settings.view_margin)
+                                self.settings.view_margin, reach)
                       if referee.inferer.reads_hands else None)
         self.board_seen = False
         self._lost_since: float | None = None  # from the first frame without a board

@@ -39,7 +39,8 @@ class ReachSettings:
     arm: ArmSettings = field(default_factory=lambda: ArmSettings(threshold=3.0, contrast_share=0.03,
                                                                  light_match=2.0))
     # ... and where so subtle a test sees `most_of_view` changed (an arm reaching across a
-    # small board, its shadow beside it), the stillness check's own, which sees the arm alone.
+    # small board, its shadow beside it), the stillness check's own, which sees the arm alone
+    # (`GameLoop` gives its stabiliser's settings; these are their defaults).
     flooded_arm: ArmSettings = field(default_factory=ArmSettings)
 
 
