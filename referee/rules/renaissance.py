@@ -391,13 +391,21 @@ class RenaissanceRules:
         its line in if the square holds one), before any tile it completes is taken: what
         the board shows the moment the hand leaves it."""
         markers = list(position.markers)
-        if markers[square]:
-            line = self._board.push_lines[square]
-            gap = next(i for i in range(1, len(line)) if markers[line[i]] == 0)
-            for i in range(gap, 0, -1):
-                markers[line[i]] = markers[line[i - 1]]
+        line = self.pushed_line(position, square)
+        for i in range(len(line) - 1, 0, -1):
+            markers[line[i]] = markers[line[i - 1]]
         markers[square] = position.turn + 1
         return tuple(markers)
+
+    def pushed_line(self, position: Position, square: int) -> tuple[int, ...]:
+        """Phase 1: the squares whose markers a marker placed on `square` pushes one square
+        along, `square` first, up to the empty square the last one moves onto; none when the
+        square is empty (a plain placement)."""
+        if not position.markers[square]:
+            return ()
+        line = self._board.push_lines[square]
+        gap = next(i for i in range(1, len(line)) if position.markers[line[i]] == 0)
+        return line[:gap + 1]
 
     def _place_marker1(self, position: Position, square: int) -> Position:
         """Place (pushing the line in if the square holds a marker), then take every tile

@@ -6,8 +6,9 @@ placed on the square the push leaves one on. No still frame tells them apart; th
 In each frame the arm is the patch of the stillness view that changed since the last clean
 reading and reaches the view's edge (`stabiliser.arm_blobs`, with finer settings than the
 stillness check's, or its own where those see most of the view changed); its tip, the
-fingertips, is the middle of its far end from where it crosses the edge. Where the tip stays
-put for a moment, the hand rests: that is where it laid, pushed or lifted something."""
+fingertips, is the middle of its far end from where it came in across the edge (where it first
+showed: a hand laying a marker beyond the far rim crosses the edge there too). Where the tip
+stays put for a moment, the hand rests: that is where it laid, pushed or lifted something."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ class ReachSettings:
     rest_px: float = 6.0
     rest_s: float = 0.15
     edge_px: int = 3  # an arm's pixels this near the view's edge are where it comes in
-    tip_px: float = 3.0  # the arm's pixels this near its farthest reach are its tip (`arm_tip`)
+    tip_px: float = 3.0  # the arm's pixels this near its farthest reach are its tip (`arm_reach`)
     most_rests: int = 16
     # An arm covers less of the view than this: past it, the light or the exposure changed
     # (a camera brightening the frame as a dark sleeve comes in), not an arm alone.
@@ -44,30 +45,39 @@ class ReachSettings:
     flooded_arm: ArmSettings = field(default_factory=ArmSettings)
 
 
-def arm_tip(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3,
-            tip_px: float = 3.0) -> np.ndarray | None:
-    """The tip (x, y) of the biggest arm in the mask `arm` (a view's pixels), or None: the
-    middle of its pixels within `tip_px` of its farthest reach from where it crosses the view's
-    edge (its pixels within `edge_px` of the edge, or of the frame's: `outside`). A wide hand
-    seen only in part, at the board's near corner, reaches about as far at both its ends: its
-    farthest pixel would jump between them from frame to frame, and never rest."""
+def arm_reach(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3, tip_px: float = 3.0,
+              came_in: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where the biggest arm in the mask `arm` (a view's pixels) comes in and its tip, (x, y)
+    each, or None. It comes in where it crosses the view's edge (its pixels within `edge_px`
+    of the edge, or of the frame's: `outside`); where it crosses in several places (a hand
+    reaching beyond the far rim crosses the far edge too), at the crossing nearest `came_in`,
+    where it was seen coming in before, else the widest. The tip is the middle of its pixels
+    within `tip_px` of its farthest reach from there: a wide hand seen only in part, at the
+    board's near corner, reaches about as far at both its ends, and its farthest pixel would
+    jump between them from frame to frame, and never rest."""
     count, labels, stats, _ = cv2.connectedComponentsWithStats(arm.astype(np.uint8), connectivity=8)
     if count < 2:
         return None
-    biggest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    ys, xs = np.nonzero(labels == biggest)
+    biggest = labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
     edge = np.ones(arm.shape, np.uint8)
     edge[1:-1, 1:-1] = 0
     if outside is not None:
         edge[outside] = 1
     near = cv2.dilate(edge, np.ones((2 * edge_px + 1, 2 * edge_px + 1), np.uint8)) > 0
-    crossing = near[ys, xs]
-    if not crossing.any():
+    crossings, crossing, sizes, middles = cv2.connectedComponentsWithStats(
+        (near & biggest).astype(np.uint8), connectivity=8)
+    if crossings < 2:
         return None
-    entry = np.array([xs[crossing].mean(), ys[crossing].mean()])
+    if came_in is None:
+        entry = 1 + int(np.argmax(sizes[1:, cv2.CC_STAT_AREA]))
+    else:
+        entry = 1 + int(np.argmin(np.linalg.norm(middles[1:] - came_in, axis=1)))
+    ys, xs = np.nonzero(crossing == entry)
+    came = np.array([xs.mean(), ys.mean()])
+    ys, xs = np.nonzero(biggest)
     points = np.stack([xs, ys], axis=1).astype(np.float64)
-    reach = np.linalg.norm(points - entry, axis=1)
-    return np.asarray(points[reach >= reach.max() - tip_px].mean(axis=0))
+    reach = np.linalg.norm(points - came, axis=1)
+    return came, np.asarray(points[reach >= reach.max() - tip_px].mean(axis=0))
 
 
 class HandTrail:
@@ -86,10 +96,11 @@ class HandTrail:
         self._still: list[np.ndarray] = []  # the tip in the frames it has stayed put so far
         self._still_since: float | None = None
         self._last_s: float | None = None
+        self._came_in: np.ndarray | None = None  # where the arm in view first showed
 
     def clear(self) -> None:
         self._rests, self._still, self._still_since, self._last_s = [], [], None, None
-        self.in_view, self.seen_s = False, None
+        self.in_view, self.seen_s, self._came_in = False, None, None
 
     def update(self, arm_of: Callable[[ArmSettings], np.ndarray | None], outside: np.ndarray | None,
                time_s: float) -> None:
@@ -116,9 +127,17 @@ class HandTrail:
         for settings in (s.arm, s.flooded_arm):
             arm = arm_of(settings)
             if arm is None or not arm.any():
-                return None
+                break
             if np.count_nonzero(arm) <= s.most_of_view * arm.size:
-                return arm_tip(arm, outside, s.edge_px, s.tip_px)
+                reach = arm_reach(arm, outside, s.edge_px, s.tip_px, self._came_in)
+                if reach is None:
+                    break
+                # where it first showed: its hand, reaching out of the view at the board's
+                # corner, later crosses the edge beside it as one patch with the arm at first
+                if self._came_in is None:
+                    self._came_in = reach[0]
+                return reach[1]
+        self._came_in = None
         return None
 
     def rests(self) -> np.ndarray:

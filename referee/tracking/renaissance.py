@@ -51,8 +51,8 @@ from referee.vision.seams import seam_pairs
 
 SURE = 1e-4  # a seam's probability is clipped to [SURE, 1 - SURE] before its logarithm
 # Where the hand rested tells apart plies that leave the same board (`by_hand`): the first rest
-# within `HAND_NEAR` squares of one of their squares, nearer to one than to every other by
-# `HAND_MARGIN` squares.
+# within `HAND_NEAR` squares of where one of them is made, nearer to it than to every other's
+# by `HAND_MARGIN` squares.
 HAND_NEAR = 1.2
 HAND_MARGIN = 0.3
 
@@ -163,17 +163,16 @@ class RenaissanceDecoder(Decoder):
         """Of the plies that leave the same position as `move` (a marker pushed in at the
         end of a line of the mover's own markers, and one placed where the push leaves one),
         the one made where the hand rested (`rests`: in squares from a1's outer corner, first
-        first): the first rest near one of their squares, if it is clearly nearer to one.
-        Else `move`, the plain placement that stands for them all."""
+        first): the first rest near where one of them is made (`_made_at`), if it is clearly
+        nearer to one. Else `move`, the plain placement that stands for them all."""
         if not len(rests):  # (nothing to tell them by: the look-alikes are not sought)
             return move
         alike = self._look_alikes(position, move)
         if len(alike) < 2:
             return move
-        files = self.game.geometry.files
-        centres = np.array([(m.square % files + 0.5, m.square // files + 0.5) for m in alike])
+        spots = [self._made_at(position, m) for m in alike]
         for rest in rests:
-            distances = np.linalg.norm(centres - rest, axis=1)
+            distances = np.array([np.linalg.norm(at - rest, axis=1).min() for at in spots])
             if distances.min() > HAND_NEAR:
                 continue
             nearest, *others = np.argsort(distances)
@@ -181,6 +180,19 @@ class RenaissanceDecoder(Decoder):
                 return alike[int(nearest)]
             return move
         return move
+
+    def _made_at(self, position: Position, move: PlaceMarker) -> np.ndarray:
+        """Where the hand makes `move`, in squares from a1's outer corner (one point a row):
+        a placement on its square's middle; a push-in beyond the rim, a square out in line,
+        where a player lays the marker to slide it in, and on the outer square, where the
+        hand lets go of it once slid."""
+        files = self.game.geometry.files
+        middles = np.array([(sq % files + 0.5, sq // files + 0.5)
+                            for sq in self.game.pushed_line(position, move.square)[:2]])
+        if not len(middles):
+            return np.array([[move.square % files + 0.5, move.square // files + 0.5]])
+        edge, inward = middles
+        return np.array([2 * edge - inward, edge])
 
     def _look_alikes(self, position: Position, move: Move) -> list[PlaceMarker]:
         """The phase 1 markers placed (or pushed in) that leave the same position as `move`."""

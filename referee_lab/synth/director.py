@@ -2,8 +2,8 @@
 `FrameState` per frame: the hand reaching in from its player's side, lifting a piece,
 carrying it (turning it to its new face on the way), setting it down, withdrawing; laying
 flat things (Renaissance tiles, monominoes, markers) from beside the board, lifting them
-off, sliding a marker to another square; pauses of varied length; slow light drift,
-flicker and a slightly shaking camera."""
+off, sliding a marker to another square, pushing one in from beyond the rim; pauses of
+varied length; slow light drift, flicker and a slightly shaking camera."""
 
 from __future__ import annotations
 
@@ -46,9 +46,10 @@ class Step:
     content), the hand carrying what appears or goes on the squares `carry`: `lay` brings
     them in from beside the board, `lift` takes them off it, `shift` slides a marker from
     `a` to `b`, `slide` slides the tile on `carry` whole (those squares left empty) onto the
-    squares of `changes`."""
+    squares of `changes`, and `push` pushes a marker in from beyond the rim onto the outer
+    square `a`, the markers of its line `carry` (`a`, `b` and on) sliding one square on."""
 
-    action: str  # move, take, turn, put, lay, lift, shift, slide
+    action: str  # move, take, turn, put, lay, lift, shift, slide, push
     a: str
     b: str = ""
     content: SquareContent | None = None
@@ -263,6 +264,8 @@ class Director:
                 self._put(hand, step.b, step.content)
             elif step.action in ("lay", "lift", "shift", "slide"):
                 self._flat_step(hand, step, act.mover)
+            elif step.action == "push":
+                self._push(hand, step, act.mover)
             elif step.action == "hover":
                 self._hover(hand, step.a, step.seconds)
             elif step.action == "knock":
@@ -406,6 +409,34 @@ class Director:
         # pile of tiles and monominoes beside the board would spill into it).
         self._path(hand, self._rest(mover), float(self.rng.uniform(0.6, 0.9)), arc=25,
                    flat=flat)
+
+    def _push(self, hand: Hand, step: Step, mover: int) -> None:
+        """Push a marker in as a player does: set it down beyond the rim, a square outside `a`
+        (away from `b`), and slide it onto `a`, the markers on the line `carry` sliding on
+        with it to where `changes` has them."""
+        grip_z = TILE_HEIGHT + 2.0
+        changes = dict(step.changes)
+        bare = {sq: replace(changes[sq], marker=None) for sq in step.carry}
+        at = self._world(step.a, grip_z)
+        outside = at - (self._world(step.b, grip_z) - at)
+        # Both flats lie where `changes` puts them when the grip is on `a`: a square short of
+        # it, beyond the rim, the new marker lies outside and the line's on their old squares.
+        new = Flat(self._flat((step.a,), {step.a: carried_part(bare[step.a], changes[step.a])},
+                              grip_z).things, at)
+        line = Flat(self._flat(step.carry, {sq: carried_part(bare[sq], changes[sq])
+                                            for sq in step.carry}, grip_z).things, at)
+        rest = self._rest(mover)
+        if float(np.linalg.norm(hand.grip - rest)) > 1.0:  # fetch it from beside the board
+            self._path(hand, rest, float(self.rng.uniform(0.5, 0.7)), arc=20,
+                       pinch=(hand.pinch, 1.0))
+        hand.pinch = 1.0
+        self._path(hand, outside + np.array([0, 0, 35.0]), float(self.rng.uniform(0.6, 0.9)),
+                   arc=30, flat=new)
+        self._path(hand, outside, 0.22, flat=new)
+        self.contents.update(bare)  # the line's markers now move with the hand
+        self._path(hand, at, float(self.rng.uniform(0.35, 0.5)), flat=line)
+        self.contents.update(changes)
+        self._path(hand, at + np.array([0, 0, 40.0]), 0.22, pinch=(1.0, 0.0))
 
     def _land(self, hand: Hand, step: Step, flat: Flat, lift: FloatArray) -> None:
         """Carry `flat` from `lift` to where `step` puts it (a marker onto `b`, a slid tile

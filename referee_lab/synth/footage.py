@@ -320,10 +320,10 @@ def _taken_back(spec: GameSpec, match: Match[Any, Any], index: int, pieces: str,
 def _flat_acts(spec: GameSpec, match: Match[Any, Any], pieces: str,
                faults: tuple[str, ...] = (), rng: np.random.Generator | None = None,
                ) -> list[Act]:
-    """Renaissance: each ply lays a tile, a marker (a push-in shifts the markers of its line
-    at once) or a monomino, or slides a marker; then the board is brought to the rules'
-    position: tiles taken are lifted off with their markers and monominoes laid in their
-    place, and a phase's end clears the board (`_settle`). Faults are staged by
+    """Renaissance: each ply lays a tile, a marker or a monomino, pushes a marker in from
+    beyond the rim (sliding its line on), or slides a marker; then the board is brought to
+    the rules' position: tiles taken are lifted off with their markers and monominoes laid in
+    their place, and a phase's end clears the board (`_settle`). Faults are staged by
     `FlatFaults`."""
     plies = [FlatPly(index, text, mover, move, before, after,
                      _flat_ply(spec, match, index, text, mover, move, before, after))
@@ -349,12 +349,18 @@ def _flat_ply(spec: GameSpec, match: Match[Any, Any], index: int, text: str, mov
     elif hasattr(move, "from_square"):  # a marker moved
         a, b = names[move.from_square], names[move.to_square]
         steps.append(Step("shift", a, b, changes=((a, after[a]), (b, after[b]))))
-    else:  # a marker or a monomino placed
+    else:  # a marker or a monomino placed, or a marker pushed in
         square = names[move.square]
         changes = {square: after[square]}
+        line: tuple[str, ...] = ()
         if match.positions[index].phase is Phase.PHASE1:
             changes = _placed_marker(match, index, spec, before)
-        steps.append(Step("lay", square, changes=tuple(changes.items()), carry=(square,)))
+            line = _pushed_line(match, index, names)
+        if line:  # pushed from beyond the rim: every marker of the line slides one square on
+            changes = {**{sq: before[sq] for sq in line}, **changes}
+            steps.append(Step("push", square, line[1], changes=tuple(changes.items()), carry=line))
+        else:
+            steps.append(Step("lay", square, changes=tuple(changes.items()), carry=(square,)))
     for step in steps:
         now.update(step.changes)
     steps += _settle(now, after)
@@ -363,6 +369,14 @@ def _flat_ply(spec: GameSpec, match: Match[Any, Any], index: int, text: str, mov
 
 def _with_marker(content: SquareContent, marker: str | None) -> SquareContent:
     return SquareContent(content.kind, content.owner, content.value, marker)
+
+
+def _pushed_line(match: Match[Any, Any], index: int, names: list[str]) -> tuple[str, ...]:
+    """The squares whose markers the phase 1 marker of ply `index` pushes one square on,
+    its own first; none for a plain placement."""
+    game: Any = match.game
+    return tuple(names[sq] for sq in game.pushed_line(match.positions[index],
+                                                      match.moves[index].square))
 
 
 def _placed_marker(match: Match[Any, Any], index: int, spec: GameSpec,

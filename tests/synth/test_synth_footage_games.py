@@ -95,10 +95,16 @@ def test_renaissance_push_in_shifts_the_line(tmp_path: Path) -> None:
     before, after = _after_plies(truth)
     assert (before["a3"].marker, before["b3"].marker) == ("gold", None)
     assert (after["a3"].marker, after["b3"].marker) == ("silver", "gold")
+    # The new marker is set down beyond the rim and slid onto a3: the line's markers leave
+    # their squares together and arrive on their new ones together.
     ply = truth.plies[0]
-    states = {tuple(sorted(truth.frames[i].contents().items()))
-              for i in range(ply.start_frame, ply.end_frame + 1)}
-    assert len(states) == 2  # the whole line moves at once, when the marker goes down
+    states: list[Contents] = []
+    for i in range(ply.start_frame, ply.end_frame + 1):
+        if not states or truth.frames[i].contents() != states[-1]:
+            states.append(truth.frames[i].contents())
+    assert len(states) == 3 and (states[0], states[2]) == (before, after)
+    assert (states[1]["a3"].marker, states[1]["b3"].marker) == (None, None)
+    assert _changed(before, states[1]) == {"a3"} and _changed(states[1], after) == {"a3", "b3"}
 
 
 def test_renaissance_tiles_markers_and_marker_moves(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import cv2
 import numpy as np
@@ -14,8 +15,9 @@ from referee.app.pipeline import GameLoop, board_referee
 from referee.rules import Match
 from referee.rules.records import read_record
 from referee.rules.renaissance import RenaissanceRules
+from referee.rules.renaissance_position import Position
 from referee.tracking.decoding import Verdict
-from referee.tracking.reach import HandTrail, arm_tip
+from referee.tracking.reach import HandTrail, arm_reach
 from referee.tracking.renaissance import RenaissanceDecoder
 from referee.tracking.stabiliser import ArmSettings
 from tests import DATA
@@ -41,6 +43,11 @@ def seen(arm: np.ndarray | None) -> Callable[[ArmSettings], np.ndarray | None]:
 def view_px(square_x: float, square_y: float) -> tuple[float, float]:
     """The view's pixel of a point in squares from a1's outer corner (a1 at the bottom left)."""
     return (square_x + MARGIN) * PX, (RANKS + MARGIN - square_y) * PX
+
+
+def arm_tip(arm: np.ndarray, outside: np.ndarray | None, **settings: Any) -> np.ndarray | None:
+    reach = arm_reach(arm, outside, **settings)
+    return None if reach is None else reach[1]
 
 
 def test_the_tip_is_the_arms_far_end() -> None:
@@ -90,6 +97,26 @@ def test_a_hand_resting_on_a_square_is_a_rest_there_and_passing_over_is_not() ->
     assert np.linalg.norm(rests[0] - [5.5, 4.5]) < 0.8
     trail.clear()
     assert trail.rests().shape == (0, 2)
+
+
+def test_a_hand_reaching_beyond_the_far_rim_keeps_its_tip_at_the_far_end() -> None:
+    """An arm from the near side lays a marker beyond the far rim: the hand, wider than the
+    forearm, crosses the view's far edge as well. The arm came in at the near edge, so the
+    tip stays at the hand, where it alone (the widest crossing) would be taken for the
+    entry."""
+    spot = np.array(view_px(6.5, RANKS + 0.6))  # beyond g7, the far rim
+    reaching = arm_to(*spot)
+    cv2.circle(reaching.view(np.uint8), (round(spot[0]), round(spot[1])), 14, 1, -1)
+    alone = arm_tip(reaching, None)
+    assert alone is not None and alone[1] > SIDE / 2  # taken for the arm's near end
+    trail = HandTrail(FILES, RANKS, PX, MARGIN)
+    start = np.array([SIDE / 2, SIDE - 5.0])
+    for i, u in enumerate(np.linspace(0.1, 0.9, 12)):
+        trail.update(seen(arm_to(*(start + (spot - start) * u))), None, i / 30)
+    for i in range(12, 24):
+        trail.update(seen(reaching), None, i / 30)
+    rests = trail.rests()
+    assert rests.shape == (1, 2) and rests[0][1] > RANKS
 
 
 def test_a_rest_still_under_way_counts() -> None:
@@ -154,8 +181,18 @@ def pushes_match(plies: int) -> Match:
 LOOK_ALIKES = [(16, "g1>", "f2"), (17, "a3>", "b3"), (18, "e3", "g1>"), (19, "c3", "a3>")]
 
 
-def centre(square: str) -> list[float]:
-    return [ord(square[0]) - ord("a") + 0.5, int(square[1:3].rstrip(">")) - 0.5]
+def centre(square: str) -> np.ndarray:
+    return np.array([ord(square[0]) - ord("a") + 0.5, int(square[1:3].rstrip(">")) - 0.5])
+
+
+def set_down(game: RenaissanceRules, position: Position, text: str) -> np.ndarray:
+    """Where a player lays the marker of `text`: on its square, or for a push-in a square
+    beyond the rim, to slide it in."""
+    if not text.endswith(">"):
+        return centre(text)
+    line = game.pushed_line(position, game.geometry.parse_square(text[:-1]))
+    edge, inward = (centre(game.geometry.square_name(sq)) for sq in line[:2])
+    return 2 * edge - inward
 
 
 @pytest.mark.parametrize(("ply", "played", "other"), LOOK_ALIKES)
@@ -166,14 +203,16 @@ def test_the_hand_tells_a_push_in_from_the_placement_that_leaves_the_same_board(
     before, after = match.positions[ply], match.positions[ply + 1]
     decoder = RenaissanceDecoder(game, LABELS)
     board = reading(decoder.appearance(after)[0], seed=ply)
-    texts = {}
-    for where in (played, other):
-        rests = np.array([[3.5, -0.8], centre(where), centre("d4")])  # first: beside the board
-        inference = decoder.infer(replace(board, hand_rests=rests),
-                                  before, None)
-        assert inference.verdict is Verdict.MOVE
-        texts[where] = game.move_text(before, inference.move)
-    assert texts == {played: played, other: other}
+    # The hand seen where it lays the marker (a push-in's beyond the rim), or where it lets go
+    # (a push-in's on the outer square, once slid); first a rest beside the board, far from all.
+    for made_at in (set_down, lambda _game, _position, where: centre(where.rstrip(">"))):
+        texts = {}
+        for where in (played, other):
+            rests = np.array([[3.5, -0.8], made_at(game, before, where), centre("d4")])
+            inference = decoder.infer(replace(board, hand_rests=rests), before, None)
+            assert inference.verdict is Verdict.MOVE
+            texts[where] = game.move_text(before, inference.move)
+        assert texts == {played: played, other: other}
 
 
 def test_without_a_rest_that_tells_the_placement_stands_for_both() -> None:
@@ -182,7 +221,7 @@ def test_without_a_rest_that_tells_the_placement_stands_for_both() -> None:
     before, after = match.positions[16], match.positions[17]
     decoder = RenaissanceDecoder(game, LABELS)
     board = reading(decoder.appearance(after)[0])
-    halfway = (np.array(centre("g1")) + np.array(centre("f2"))) / 2
+    halfway = (centre("g1") + centre("f2")) / 2
     for rests in (None, np.empty((0, 2)), np.array([halfway]), np.array([centre("b6")])):
         inference = decoder.infer(replace(board, hand_rests=rests),
                                   before, None)
