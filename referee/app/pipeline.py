@@ -493,7 +493,7 @@ class GameLoop:
         outside = self.reader.view_outside(seen, pose)
         stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
                                            outside=outside, clean=self._clean_cut(pose))
-        if self.hands is not None and stillness is not Stillness.STEADY:
+        if self.hands is not None and self._watches_hands(stillness):
             self.hands.update(lambda arm: self.stabiliser.arm_pixels(arm, outside), outside, time_s)
         refitted = stillness is Stillness.OCCLUDED and not self._refitted_while_still
         if refitted:
@@ -535,6 +535,12 @@ class GameLoop:
             self._clean_frame = seen
         self.emit_all(events, seen)  # (undistorted: the frame the pose belongs to)
         return events
+
+    def _watches_hands(self, stillness: Stillness) -> bool:
+        """Whether the hand trail looks for an arm in this frame: whenever the board is not
+        steady, and while it follows one: fingers laying a marker beyond the near rim, their
+        arm out of the view, change too little of it for the stillness check to stir."""
+        return self.hands is not None and (stillness is not Stillness.STEADY or self.hands.in_view)
 
     def _hand_holds(self, time_s: float) -> bool:
         """Whether a hand the finer test of `tracking.reach` sees, where the arm test saw none

@@ -19,7 +19,7 @@ from referee.rules.renaissance_position import Position
 from referee.tracking.decoding import Verdict
 from referee.tracking.reach import HandTrail, arm_reach
 from referee.tracking.renaissance import RenaissanceDecoder
-from referee.tracking.stabiliser import ArmSettings
+from referee.tracking.stabiliser import ArmSettings, Stillness
 from tests import DATA
 from tests.tracking.test_renaissance_decoding import LABELS, reading
 
@@ -165,6 +165,20 @@ def test_a_hand_the_finer_test_saw_holds_the_reading_until_it_has_been_gone_a_mo
         loop.hands.update(seen(arm), None, 10 + i / 30)
         held = loop._hand_holds(10 + i / 30)
     assert not held
+
+
+def test_an_arm_followed_is_followed_while_the_board_looks_steady() -> None:
+    """A steady board is not searched for arms (the trail would gather the view's noise as
+    rests while the players think), but an arm the trail follows is followed until it goes:
+    fingers laying a marker beyond the near rim change too little for the stillness check."""
+    referee, reader = board_referee(RenaissanceRules(), None)
+    loop = GameLoop(reader, referee)
+    assert loop.hands is not None
+    assert loop._watches_hands(Stillness.SETTLING) and not loop._watches_hands(Stillness.STEADY)
+    loop.hands.update(seen(arm_to(*view_px(3.5, -0.4))), None, 0.0)
+    assert loop._watches_hands(Stillness.STEADY)
+    loop.hands.update(seen(None), None, 1 / 30)
+    assert not loop._watches_hands(Stillness.STEADY)
 
 
 PUSHES = read_record(DATA / "records" / "renaissance-pushes.txt")
