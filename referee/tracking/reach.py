@@ -31,6 +31,9 @@ class ReachSettings:
     edge_px: int = 3  # an arm's pixels this near the view's edge are where it comes in
     tip_px: float = 3.0  # the arm's pixels this near its farthest reach are its tip (`arm_reach`)
     most_rests: int = 16
+    # An arm unseen this long has gone: the next comes in afresh (the tests lose an arm
+    # reaching across the board for a few frames now and then).
+    gone_s: float = 0.3
     # An arm covers less of the view than this: past it, the light or the exposure changed
     # (a camera brightening the frame as a dark sleeve comes in), not an arm alone.
     most_of_view: float = 0.4
@@ -111,6 +114,8 @@ class HandTrail:
         self.in_view = tip is not None
         if tip is not None:
             self.seen_s = time_s
+        elif self.seen_s is None or time_s - self.seen_s >= s.gone_s:
+            self._came_in = None
         if tip is None or (self._still and np.linalg.norm(tip - np.mean(self._still, axis=0)) > s.rest_px):
             self._close()
         if tip is not None:
@@ -137,7 +142,6 @@ class HandTrail:
                 if self._came_in is None:
                     self._came_in = reach[0]
                 return reach[1]
-        self._came_in = None
         return None
 
     def rests(self) -> np.ndarray:
