@@ -137,8 +137,8 @@ class HandTrail:
                 reach = arm_reach(arm, outside, s.edge_px, s.tip_px, self._came_in)
                 if reach is None:
                     break
-                # where it first showed: its hand, reaching out of the view at the board's
-                # corner, later crosses the edge beside it as one patch with the arm at first
+                # (kept from where it first showed: a hand reaching out of the view at the
+                # board's corner crosses the edge beside the arm, one patch with it, then apart)
                 if self._came_in is None:
                     self._came_in = reach[0]
                 return reach[1]
