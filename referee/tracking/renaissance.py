@@ -187,10 +187,10 @@ class RenaissanceDecoder(Decoder):
         where a player lays the marker to slide it in, and on the outer square, where the
         hand lets go of it once slid."""
         files = self.game.geometry.files
-        middles = np.array([(sq % files + 0.5, sq // files + 0.5)
-                            for sq in self.game.pushed_line(position, move.square)[:2]])
-        if not len(middles):
-            return np.array([[move.square % files + 0.5, move.square // files + 0.5]])
+        squares = self.game.pushed_line(position, move.square)[:2] or (move.square,)
+        middles = np.array([(sq % files + 0.5, sq // files + 0.5) for sq in squares])
+        if len(middles) == 1:
+            return middles
         edge, inward = middles
         return np.array([2 * edge - inward, edge])
 

@@ -377,11 +377,7 @@ class Director:
         if step.action == "lay":
             moving = {sq: carried_part(self.contents[sq], changes[sq]) for sq in carry}
             flat = self._flat(carry, moving, grip_z)
-            rest = self._rest(mover)
-            if float(np.linalg.norm(hand.grip - rest)) > 1.0:  # fetch it from beside the board
-                self._path(hand, rest, float(self.rng.uniform(0.5, 0.7)), arc=20,
-                           pinch=(hand.pinch, 1.0))
-            hand.pinch = 1.0
+            self._fetch(hand, mover)
             self._path(hand, flat.anchor + np.array([0, 0, 35.0]),
                        float(self.rng.uniform(0.6, 0.9)), arc=30, flat=flat)
             self._path(hand, flat.anchor, 0.22, flat=flat)
@@ -410,6 +406,15 @@ class Director:
         self._path(hand, self._rest(mover), float(self.rng.uniform(0.6, 0.9)), arc=25,
                    flat=flat)
 
+    def _fetch(self, hand: Hand, mover: int) -> None:
+        """The hand takes what it lays from beside the board, on its player's side (where it
+        waits between trips it has it already), and holds it."""
+        rest = self._rest(mover)
+        if float(np.linalg.norm(hand.grip - rest)) > 1.0:
+            self._path(hand, rest, float(self.rng.uniform(0.5, 0.7)), arc=20,
+                       pinch=(hand.pinch, 1.0))
+        hand.pinch = 1.0
+
     def _push(self, hand: Hand, step: Step, mover: int) -> None:
         """Push a marker in as a player does: set it down beyond the rim, a square outside `a`
         (away from `b`), and slide it onto `a`, the markers on the line `carry` sliding on
@@ -425,11 +430,7 @@ class Director:
                               grip_z).things, at)
         line = Flat(self._flat(step.carry, {sq: carried_part(bare[sq], changes[sq])
                                             for sq in step.carry}, grip_z).things, at)
-        rest = self._rest(mover)
-        if float(np.linalg.norm(hand.grip - rest)) > 1.0:  # fetch it from beside the board
-            self._path(hand, rest, float(self.rng.uniform(0.5, 0.7)), arc=20,
-                       pinch=(hand.pinch, 1.0))
-        hand.pinch = 1.0
+        self._fetch(hand, mover)
         self._path(hand, outside + np.array([0, 0, 35.0]), float(self.rng.uniform(0.6, 0.9)),
                    arc=30, flat=new)
         self._path(hand, outside, 0.22, flat=new)
