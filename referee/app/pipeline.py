@@ -142,6 +142,9 @@ class BoardReader:
         self._anchor: Anchor | None = None
         # The thumbnail round the board when it was last tracked, and frames held on it since
         self._look: tuple[np.ndarray, int] | None = None
+        # This frame's thumbnail and its box (whole pixels): a pose tracked in it mostly
+        # leaves the box as it was, so the thumbnail `_held` made is the one to hold it by
+        self._thumb: tuple[tuple[int, int, int, int], np.ndarray] | None = None
         # A board with ArUco markers (`referee board`): while `_fix` is set the pose came from
         # them, and `_found` names the corners as they do (a1 where marker ids[0] is)
         aruco = self.vision.aruco
@@ -179,6 +182,7 @@ class BoardReader:
         hand covers the grid's lines, so the last pose stands (unconfirmed) until a search,
         at most once every `refind_every_s` since it costs far more, finds the board again.
         A board profile's pose is tried first, and kept only if tracking confirms it."""
+        self._thumb = None
         if self._found is None and self._hint is not None:
             strict = replace(self.vision.track, min_contrast=self.settings.hint_min_contrast)
             self._found = track(frame_bgr, self._hint, settings=strict)
@@ -194,7 +198,7 @@ class BoardReader:
             tracked = track(frame_bgr, self._found, settings=self.vision.track)
             if tracked is not None:
                 self._found = self._steadied(frame_bgr, tracked)
-                self._look = (_thumbnail(frame_bgr, self._found), 0)
+                self._look = (self._thumbnail(frame_bgr, self._found), 0)
                 return self.pose, True
             self._look = None
         if time_s - self._last_search_s < self.settings.refind_every_s:
@@ -266,7 +270,7 @@ class BoardReader:
             return False
         self.moved = self.moved or _shift(fix.pose, self._found) > 0.25  # bumped
         self._found, self._fix = fix.pose, fix
-        self._look = (_thumbnail(frame_bgr, fix.pose), 0)
+        self._look = (self._thumbnail(frame_bgr, fix.pose), 0)
         return True
 
     def _held(self, frame_bgr: np.ndarray) -> bool:
@@ -277,11 +281,18 @@ class BoardReader:
         before, held = self._look
         if held >= self.settings.hold_frames:
             return False
-        now = _thumbnail(frame_bgr, self._found)
+        now = self._thumbnail(frame_bgr, self._found)
         if now.shape != before.shape or np.abs(now - before).max() > self.settings.hold_grey:
             return False
         self._look = (before, held + 1)
         return True
+
+    def _thumbnail(self, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
+        """The thumbnail round the board at `pose` in the frame `locate` is at."""
+        box = region_box(frame_bgr, pose, margin=1.0)
+        if self._thumb is None or self._thumb[0] != box:
+            self._thumb = (box, _thumbnail(frame_bgr, box))
+        return self._thumb[1]
 
     def settle(self, frame_bgr: np.ndarray) -> BoardPose | None:
         """The board is still and clear: refit its pose in full (board_tracker.refit), which
@@ -793,21 +804,29 @@ class GameLoop:
 def board_region(frame_bgr: np.ndarray, pose: BoardPose, margin: float = 0.6) -> np.ndarray:
     """The part of the frame that shows the board and `margin` squares around it (pieces
     stand up from the far edge): what a keyframe needs, a fraction of the frame's bytes."""
+    x0, y0, x1, y1 = region_box(frame_bgr, pose, margin)
+    return frame_bgr[y0:y1, x0:x1]
+
+
+def region_box(frame_bgr: np.ndarray, pose: BoardPose, margin: float) -> tuple[int, int, int, int]:
+    """Where `board_region` cuts (x0, y0, x1, y1): the whole frame where the board and its
+    margin hardly show in it."""
     height, width = frame_bgr.shape[:2]
     corners = pose.corners_array
     pad = margin * pose.square_size_px()
     x0, y0 = np.floor(corners.min(axis=0) - pad).astype(int)
     x1, y1 = np.ceil(corners.max(axis=0) + pad).astype(int)
-    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
+    x0, y0, x1, y1 = max(int(x0), 0), max(int(y0), 0), min(int(x1), width), min(int(y1), height)
     if x1 - x0 < 8 or y1 - y0 < 8:
-        return frame_bgr
-    return frame_bgr[y0:y1, x0:x1]
+        return 0, 0, width, height
+    return x0, y0, x1, y1
 
 
-def _thumbnail(frame_bgr: np.ndarray, pose: BoardPose, side: int = 24) -> np.ndarray:
-    """The board and a square round it, grey, averaged down to `side` x `side` cells (each
-    cell some 20 px: the sensor's noise averages out, an arm or a bump does not)."""
-    region = board_region(frame_bgr, pose, margin=1.0)
+def _thumbnail(frame_bgr: np.ndarray, box: tuple[int, int, int, int], side: int = 24) -> np.ndarray:
+    """The frame inside `box`, grey, averaged down to `side` x `side` cells (each cell some
+    20 px: the sensor's noise averages out, an arm or a bump does not)."""
+    x0, y0, x1, y1 = box
+    region = frame_bgr[y0:y1, x0:x1]
     grey = region if region.ndim == 2 else cv2.cvtColor(region, cv2.COLOR_BGR2GRAY)
     return np.asarray(cv2.resize(grey, (side, side), interpolation=cv2.INTER_AREA), np.float32)
 
