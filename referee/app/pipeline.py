@@ -85,10 +85,11 @@ class PipelineSettings:
     # longer its old one, as changed (no unchanged square measured so)
     changed_above: float = 30.0
     # While the image round the board is unchanged since it was last tracked (no cell of a
-    # small grey thumbnail of it moved more than `hold_grey` levels), the pose stands without
-    # a fit: tracking is most of a frame's time, and a still board is most frames. At least
-    # every `hold_frames` frames it is tracked anyway (a drift too slow to see).
-    hold_grey: float = 3.0
+    # small grey thumbnail of it moved more than `hold_grey` levels beyond what all its cells
+    # moved alike, a change of light), the pose stands without a fit: tracking is most of a
+    # frame's time, and a still board is most frames. At least every `hold_frames` frames it
+    # is tracked anyway (a drift too slow to see).
+    hold_grey: float = 4.0
     hold_frames: int = 15
     # A board read as unreadable and still since is read again every `reread_s`, the readings
     # pooled (another frame's noise), up to `rereads` times: the last ply of a game has no
@@ -282,7 +283,10 @@ class BoardReader:
         if held >= self.settings.hold_frames:
             return False
         now = self._thumbnail(frame_bgr, self._found)
-        if now.shape != before.shape or np.abs(now - before).max() > self.settings.hold_grey:
+        if now.shape != before.shape:
+            return False
+        change = now - before  # (a change of light changes every cell alike: no motion)
+        if np.abs(change - np.median(change)).max() > self.settings.hold_grey:
             return False
         self._look = (before, held + 1)
         return True
@@ -480,6 +484,7 @@ class GameLoop:
         self._first_arm: np.ndarray | None = None  # where the first arm after the start came in
         self._refitted_while_still = False
         self._clean_frame: np.ndarray | None = None  # the frame arms are looked for against
+        self._clean_pose: BoardPose | None = None  # and the pose it was read with
         # The position as last read and accepted, and the frame it was read from
         self._position_seen: tuple[Any, np.ndarray] | None = None
         self._unclear: list[Reading] = []  # the still board's readings, all unreadable
@@ -495,12 +500,12 @@ class GameLoop:
             return self._no_board(frame_index, time_s)
         self.board_seen = True
         self._lost_since, self._told_no_board = None, False
-        if self.reader.moved:  # bumped: the view changed, read the board afresh
+        if self.reader.moved or self._bumped(pose):  # the view changed: read the board afresh
             self.reader.moved = False
             self.stabiliser.forget_reading()
             if self.hands is not None:
                 self.hands.clear()
-            self._clean_frame = self._position_seen = None
+            self._clean_frame = self._clean_pose = self._position_seen = None
         outside = self.reader.view_outside(seen, pose)
         stillness = self.stabiliser.update(self.reader.view(seen, pose), time_s,
                                            outside=outside, clean=self._clean_cut(pose))
@@ -543,7 +548,7 @@ class GameLoop:
         else:
             self.stabiliser.mark_read(hand_seen=hand_seen)
         if self.stabiliser.clean_taken:
-            self._clean_frame = seen
+            self._clean_frame, self._clean_pose = seen, named or pose
         self.emit_all(events, seen)  # (undistorted: the frame the pose belongs to)
         return events
 
@@ -565,6 +570,12 @@ class GameLoop:
         if self._hand_since is None:
             self._hand_since = time_s
         return time_s - self._hand_since < self.settings.stabiliser.occlusion_timeout_s
+
+    def _bumped(self, pose: BoardPose) -> bool:
+        """Whether the board has been tracked a quarter of a square from where it was at the
+        last clean reading (a bump the tracker followed): that frame no longer shows the board
+        where the view is cut, and every line of it would differ as an arm does."""
+        return self._clean_pose is not None and _shift(pose, self._clean_pose) > 0.25
 
     def _clean_cut(self, pose: BoardPose) -> Callable[[], np.ndarray | None]:
         """The frame of the last reading with no arm in view, cut with `pose`, for the arm
@@ -827,6 +838,9 @@ def _thumbnail(frame_bgr: np.ndarray, box: tuple[int, int, int, int], side: int 
     20 px: the sensor's noise averages out, an arm or a bump does not)."""
     x0, y0, x1, y1 = box
     region = frame_bgr[y0:y1, x0:x1]
+    height, width = region.shape[:2]
+    cut_y, cut_x = height % side if height > side else 0, width % side if width > side else 0
+    region = region[cut_y // 2:height - (cut_y - cut_y // 2), cut_x // 2:width - (cut_x - cut_x // 2)]
     grey = region if region.ndim == 2 else cv2.cvtColor(region, cv2.COLOR_BGR2GRAY)
     return np.asarray(cv2.resize(grey, (side, side), interpolation=cv2.INTER_AREA), np.float32)
 

@@ -170,12 +170,6 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
     return np.count_nonzero(a & b) / union if union else 0.0
 
 
-def ring(changed_cells: np.ndarray) -> np.ndarray:
-    """The outer ring of a grid of cells: the margin around the board, where arms cross."""
-    return np.concatenate([changed_cells[0], changed_cells[-1], changed_cells[1:-1, 0],
-                           changed_cells[1:-1, -1]])
-
-
 # The board of the last clean reading's frame, cut with the pose of now (None: not kept).
 CleanView = Callable[[], np.ndarray | None]
 
@@ -278,8 +272,10 @@ class Stabiliser:
         arm = self.settings.arm
         changed = changed_pixels(self._previous_view, clean_view, arm)
         blobs = np.zeros(changed.shape, bool)
-        if ring(np.abs(cells - clean_cells) > self.settings.change_threshold).any():
-            blobs = arm_blobs(changed, outside, None, arm)
+        moved = np.abs(cells - clean_cells) > self.settings.change_threshold
+        moved[1:-1, 1:-1] = False  # the ring of cells round the grid: the margin arms cross
+        if moved.any():  # (an arm crosses it where its cells changed)
+            blobs = arm_blobs(changed, outside, self._cells_mask(moved, changed.shape), arm)
         if not blobs.any() and changed.mean() <= arm.comparable:
             # The ring's cells may miss a sleeve much like the table, but its hand is on the
             # board; a hand over a grid drawn sharper in the clean view (it was read in focus)
@@ -309,6 +305,14 @@ class Stabiliser:
         if now is None or clean is None or now.shape != clean.shape:
             return None
         return arm_blobs(changed_pixels(now, clean, arm), outside, None, arm)
+
+    def _cells_mask(self, cells: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """The view's pixels in the cells set in `cells` (rows x columns, as `cell_means`
+        cuts them: the last pixels of a view not divided evenly belong to no cell)."""
+        dy, dx = shape[0] // self.rows, shape[1] // self.columns
+        mask = np.zeros(shape[:2], bool)
+        mask[:dy * self.rows, :dx * self.columns] = np.kron(cells, np.ones((dy, dx), bool))
+        return mask
 
     def _inner(self, shape: tuple[int, ...]) -> np.ndarray:
         """The view's pixels inside its ring of cells: the grid."""

@@ -142,6 +142,23 @@ def test_a_piece_leaning_into_the_margin_is_read_once_settled():
     assert states.index(Stillness.READ) == 17  # settled: 0.5 s after the first still frame
 
 
+def test_a_rim_relit_far_from_the_ring_cell_a_piece_changed_is_no_arm():
+    """A piece laid on an edge square leans into its ring cell, which changes for good; a
+    sliver of the board's rim at the view's edge elsewhere (a shadow moved, the board wandered
+    a pixel) changed too. An arm crosses the ring where its cells changed: this is none. An
+    arm through the changed cell still is."""
+    stabiliser = Stabiliser(7, 8)
+    feed(stabiliser, [board()] * 30, 0.0)
+    laid = board({(1, 6): 230})
+    laid[125:145, 25:35] = 230  # leaning down into the ring cell below b6
+    laid[61:79, 1:3] = 150  # the rim's sliver at the left edge: too thin to change its cell
+    states = feed(stabiliser, [laid] * 30, 1.0)
+    assert Stillness.OCCLUDED not in states and states.count(Stillness.READ) == 1
+    arm = with_arm(laid, slice(130, 160), slice(22, 38))
+    states = feed(stabiliser, [arm] * 30, 2.0)
+    assert Stillness.READ not in states and Stillness.OCCLUDED in states
+
+
 def test_an_arm_the_cells_miss_still_holds_the_reading():
     stabiliser = Stabiliser(7, 8)
     feed(stabiliser, [board()] * 30, 0.0)
