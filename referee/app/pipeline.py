@@ -835,12 +835,14 @@ def region_box(frame_bgr: np.ndarray, pose: BoardPose, margin: float) -> tuple[i
 
 def _thumbnail(frame_bgr: np.ndarray, box: tuple[int, int, int, int], side: int = 24) -> np.ndarray:
     """The frame inside `box`, grey, averaged down to `side` x `side` cells (each cell some
-    20 px: the sensor's noise averages out, an arm or a bump does not)."""
+    20 px: the sensor's noise averages out, an arm or a bump does not). The region is trimmed
+    to whole cells: averaging whole blocks costs a sixth of averaging fractions of pixels."""
     x0, y0, x1, y1 = box
     region = frame_bgr[y0:y1, x0:x1]
     height, width = region.shape[:2]
-    cut_y, cut_x = height % side if height > side else 0, width % side if width > side else 0
-    region = region[cut_y // 2:height - (cut_y - cut_y // 2), cut_x // 2:width - (cut_x - cut_x // 2)]
+    if height >= side and width >= side:
+        top, left = height % side // 2, width % side // 2
+        region = region[top:top + height - height % side, left:left + width - width % side]
     grey = region if region.ndim == 2 else cv2.cvtColor(region, cv2.COLOR_BGR2GRAY)
     return np.asarray(cv2.resize(grey, (side, side), interpolation=cv2.INTER_AREA), np.float32)
 
