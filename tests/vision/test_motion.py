@@ -146,3 +146,21 @@ def test_an_unchanged_image_holds_the_pose_without_tracking_until_it_changes(mon
     arm[corner[1]:corner[1] + 80, corner[0]:corner[0] + 80] = 30
     reader.locate(arm, 13 / 30)
     assert tracking.frames == 3
+
+
+def test_a_change_of_light_holds_the_pose(monkeypatch):
+    """Light flicker moves every cell of the image round the board alike, by more than the
+    hold's few levels at once: that is no motion, and the pose stands untracked."""
+    import referee.app.pipeline as pipeline
+
+    big = make_scene(np.random.default_rng(8), 5, 6, style="lines", tilt_deg=20.0, hand=False)
+    found = _pose(big)
+    tracking = _Wandering()
+    monkeypatch.setattr(pipeline, "track", tracking)
+    monkeypatch.setattr(pipeline, "find_board", lambda *a, **k: found)
+    reader = BoardReader(5, 6, Classifier.load("dice"), settings=PipelineSettings(hold_frames=5))
+    reader.locate(big.frame, 0.0)  # found
+    dimmed = np.clip(big.frame.astype(np.int16) - 8, 0, 255).astype(np.uint8)
+    for k in range(1, 7):
+        reader.locate(dimmed if k % 2 else big.frame, k / 30)
+    assert tracking.frames == 1  # frame 1: then held 5 frames, dimmed or not
