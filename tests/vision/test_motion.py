@@ -126,9 +126,9 @@ def test_a_bigger_board_keeps_trackings_pose(monkeypatch):
     assert pose.corners_array - found.corners_array == pytest.approx(np.tile([6.0, 4.0], (4, 1)), abs=1e-6)
 
 
-def test_an_unchanged_image_holds_the_pose_without_tracking_until_it_changes(monkeypatch):
-    """Tracking is most of a frame's time: on the same image the pose stands, tracked again
-    every `hold_frames` frames; an arm over the board is tracked at once."""
+def _holding_reader(monkeypatch) -> tuple[np.ndarray, BoardPose, _Wandering, BoardReader]:
+    """A 5x6 board's frame, its pose, the tracking it is followed by and a reader that holds
+    the pose 5 frames at most, the board found in that frame."""
     import referee.app.pipeline as pipeline
 
     big = make_scene(np.random.default_rng(8), 5, 6, style="lines", tilt_deg=20.0, hand=False)
@@ -138,10 +138,17 @@ def test_an_unchanged_image_holds_the_pose_without_tracking_until_it_changes(mon
     monkeypatch.setattr(pipeline, "find_board", lambda *a, **k: found)
     reader = BoardReader(5, 6, Classifier.load("dice"), settings=PipelineSettings(hold_frames=5))
     reader.locate(big.frame, 0.0)  # found
+    return big.frame, found, tracking, reader
+
+
+def test_an_unchanged_image_holds_the_pose_without_tracking_until_it_changes(monkeypatch):
+    """Tracking is most of a frame's time: on the same image the pose stands, tracked again
+    every `hold_frames` frames; an arm over the board is tracked at once."""
+    frame, found, tracking, reader = _holding_reader(monkeypatch)
     for k in range(1, 13):
-        reader.locate(big.frame, k / 30)
+        reader.locate(frame, k / 30)
     assert tracking.frames == 2  # frames 1 and 7: then held 5 frames each time
-    arm = big.frame.copy()
+    arm = frame.copy()
     corner = found.corners_array.min(axis=0).astype(int)
     arm[corner[1]:corner[1] + 80, corner[0]:corner[0] + 80] = 30
     reader.locate(arm, 13 / 30)
@@ -151,16 +158,8 @@ def test_an_unchanged_image_holds_the_pose_without_tracking_until_it_changes(mon
 def test_a_change_of_light_holds_the_pose(monkeypatch):
     """Light flicker moves every cell of the image round the board alike, by more than the
     hold's few levels at once: that is no motion, and the pose stands untracked."""
-    import referee.app.pipeline as pipeline
-
-    big = make_scene(np.random.default_rng(8), 5, 6, style="lines", tilt_deg=20.0, hand=False)
-    found = _pose(big)
-    tracking = _Wandering()
-    monkeypatch.setattr(pipeline, "track", tracking)
-    monkeypatch.setattr(pipeline, "find_board", lambda *a, **k: found)
-    reader = BoardReader(5, 6, Classifier.load("dice"), settings=PipelineSettings(hold_frames=5))
-    reader.locate(big.frame, 0.0)  # found
-    dimmed = np.clip(big.frame.astype(np.int16) - 8, 0, 255).astype(np.uint8)
+    frame, _found, tracking, reader = _holding_reader(monkeypatch)
+    dimmed = np.clip(frame.astype(np.int16) - 8, 0, 255).astype(np.uint8)
     for k in range(1, 7):
-        reader.locate(dimmed if k % 2 else big.frame, k / 30)
+        reader.locate(dimmed if k % 2 else frame, k / 30)
     assert tracking.frames == 1  # frame 1: then held 5 frames, dimmed or not
