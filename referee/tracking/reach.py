@@ -57,9 +57,7 @@ def arm_reach(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3, tip
     where it was seen coming in before, else the widest. The tip is the middle of its pixels
     within `tip_px` of its farthest reach from there: a wide hand seen only in part, at the
     board's near corner, reaches about as far at both its ends, and its farthest pixel would
-    jump between them from frame to frame, and never rest. None where the tip lies in the band
-    along the edge where the arm comes in: an arm resting on the table beyond the view, or its
-    shadow, darkens such a band but has not come in."""
+    jump between them from frame to frame, and never rest."""
     count, labels, stats, _ = cv2.connectedComponentsWithStats(arm.astype(np.uint8), connectivity=8)
     if count < 2:
         return None
@@ -82,11 +80,7 @@ def arm_reach(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3, tip
     ys, xs = np.nonzero(biggest)
     points = np.stack([xs, ys], axis=1).astype(np.float64)
     reach = np.linalg.norm(points - came, axis=1)
-    tip = np.asarray(points[reach >= reach.max() - tip_px].mean(axis=0))
-    x, y = np.clip(np.round(tip).astype(int), 0, [arm.shape[1] - 1, arm.shape[0] - 1])
-    if crossing[y, x] == entry:  # it never left where it comes in: a sleeve or its shadow
-        return None
-    return came, tip
+    return came, np.asarray(points[reach >= reach.max() - tip_px].mean(axis=0))
 
 
 class HandTrail:

@@ -50,21 +50,6 @@ def arm_tip(arm: np.ndarray, outside: np.ndarray | None, **settings: Any) -> np.
     return None if reach is None else reach[1]
 
 
-def test_a_band_along_the_edge_is_no_arm_in_view() -> None:
-    """An arm resting on the table just beyond the view, or its shadow, darkens a band along
-    the view's edge, beyond the board's rim: it has not come in, and holds nothing up. The
-    same arm's fingers over the rim have."""
-    band = np.zeros((SIDE, SIDE), bool)
-    band[SIDE - 4:, 17:56] = True
-    assert arm_reach(band, None) is None
-    trail = HandTrail(FILES, RANKS, PX, MARGIN)
-    trail.update(seen(band), None, 0.0)
-    assert not trail.in_view
-    hand = band | arm_to(36, SIDE - 30)  # over the rim, onto the first rank
-    tip = arm_tip(hand, None)
-    assert tip is not None and tip[1] < SIDE - 30
-
-
 def test_the_tip_is_the_arms_far_end() -> None:
     tip = arm_tip(arm_to(30, 20), None)
     assert tip is not None
