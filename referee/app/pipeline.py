@@ -562,8 +562,10 @@ class GameLoop:
         """Whether a hand the finer test of `tracking.reach` sees, where the arm test saw none
         (fingers over the board's rim, their sleeve beyond the view), holds the reading back:
         as an arm in view does, up to the occlusion timeout, and until it has been gone for
-        `hand_gone_s` (the test flickers as the fingers leave)."""
-        seen_s = None if self.hands is None else self.hands.seen_s
+        `hand_gone_s` (the test flickers as the fingers leave). Only a hand that came in beyond
+        the band along the view's edge it crossed: an arm resting just beyond the view, or its
+        shadow, darkens that band and would hold every reading back."""
+        seen_s = None if self.hands is None else self.hands.reached_s
         if seen_s is None or time_s - seen_s >= self.settings.hand_gone_s:
             self._hand_since = None
             return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -48,8 +49,16 @@ class ReachSettings:
     flooded_arm: ArmSettings = field(default_factory=ArmSettings)
 
 
+class Reach(NamedTuple):
+    came: np.ndarray  # where the arm comes in across the view's edge, (x, y)
+    tip: np.ndarray  # its fingertips, (x, y)
+    # The tip left the band along the edge it comes in by: an arm resting on the table
+    # just beyond the view, or its shadow, darkens such a band and never leaves it.
+    reached_in: bool
+
+
 def arm_reach(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3, tip_px: float = 3.0,
-              came_in: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+              came_in: np.ndarray | None = None) -> Reach | None:
     """Where the biggest arm in the mask `arm` (a view's pixels) comes in and its tip, (x, y)
     each, or None. It comes in where it crosses the view's edge (its pixels within `edge_px`
     of the edge, or of the frame's: `outside`); where it crosses in several places (a hand
@@ -80,7 +89,9 @@ def arm_reach(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3, tip
     ys, xs = np.nonzero(biggest)
     points = np.stack([xs, ys], axis=1).astype(np.float64)
     reach = np.linalg.norm(points - came, axis=1)
-    return came, np.asarray(points[reach >= reach.max() - tip_px].mean(axis=0))
+    tip = np.asarray(points[reach >= reach.max() - tip_px].mean(axis=0))
+    x, y = np.clip(np.round(tip).astype(int), 0, [arm.shape[1] - 1, arm.shape[0] - 1])
+    return Reach(came, tip, bool(crossing[y, x] != entry))
 
 
 class HandTrail:
@@ -96,6 +107,7 @@ class HandTrail:
         self._rests: list[np.ndarray] = []
         self.in_view = False  # an arm in the last frame
         self.seen_s: float | None = None  # when an arm was last in view
+        self.reached_s: float | None = None  # ... and reached in beyond the band it came by
         self._still: list[np.ndarray] = []  # the tip in the frames it has stayed put so far
         self._still_since: float | None = None
         self._last_s: float | None = None
@@ -103,17 +115,19 @@ class HandTrail:
 
     def clear(self) -> None:
         self._rests, self._still, self._still_since, self._last_s = [], [], None, None
-        self.in_view, self.seen_s, self._came_in = False, None, None
+        self.in_view, self.seen_s, self.reached_s, self._came_in = False, None, None, None
 
     def update(self, arm_of: Callable[[ArmSettings], np.ndarray | None], outside: np.ndarray | None,
                time_s: float) -> None:
         """One frame: `arm_of(settings)`, the arm's mask as `settings` see it (None or empty:
         no arm in view); `outside`, the view's pixels beyond the frame."""
-        tip = self._tip(arm_of, outside)
+        reach = self._reach(arm_of, outside)
+        tip = None if reach is None else reach.tip
         s = self.settings
         self.in_view = tip is not None
-        if tip is not None:
+        if reach is not None:
             self.seen_s = time_s
+            self.reached_s = time_s if reach.reached_in else self.reached_s
         elif self.seen_s is None or time_s - self.seen_s >= s.gone_s:
             self._came_in = None
         if tip is None or (self._still and np.linalg.norm(tip - np.mean(self._still, axis=0)) > s.rest_px):
@@ -124,10 +138,10 @@ class HandTrail:
             self._still.append(tip)
         self._last_s = time_s
 
-    def _tip(self, arm_of: Callable[[ArmSettings], np.ndarray | None], outside: np.ndarray | None
-             ) -> np.ndarray | None:
-        """The arm's tip as the finer test sees it, or where it floods the view, as the
-        coarser one does; None where neither sees an arm alone."""
+    def _reach(self, arm_of: Callable[[ArmSettings], np.ndarray | None], outside: np.ndarray | None
+               ) -> Reach | None:
+        """The arm as the finer test sees it, or where it floods the view, as the coarser one
+        does; None where neither sees an arm alone."""
         s = self.settings
         for settings in (s.arm, s.flooded_arm):
             arm = arm_of(settings)
@@ -140,8 +154,8 @@ class HandTrail:
                 # (kept from where it first showed: a hand reaching out of the view at the
                 # board's corner crosses the edge beside the arm, one patch with it, then apart)
                 if self._came_in is None:
-                    self._came_in = reach[0]
-                return reach[1]
+                    self._came_in = reach.came
+                return reach
         return None
 
     def rests(self) -> np.ndarray:

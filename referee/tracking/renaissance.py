@@ -157,7 +157,33 @@ class RenaissanceDecoder(Decoder):
             return Inference(Verdict.ILLEGAL, squares=tuple(move.squares))
         if inference.verdict in (Verdict.MOVE, Verdict.INCOMPLETE) and reading.hand_rests is not None:
             return replace(inference, move=self.by_hand(position, move, reading.hand_rests))
+        if inference.verdict is Verdict.TWO_MOVES and reading.hand_rests is not None:
+            first, second = self.in_hand_order(position, move, inference.second, reading.hand_rests)
+            return replace(inference, move=first, second=second)
         return inference
+
+    def in_hand_order(self, position: Position, first: Move, second: Move, rests: np.ndarray
+                      ) -> tuple[Move, Move]:
+        """Two tiles read at once, in the order the hands laid them (`rests`, first first):
+        laid in either order they leave the same board, but not the same game (who laid
+        which). The first rest near one of them, clearly nearer to it than to the other,
+        tells; else the order given."""
+        if not (isinstance(first, PlaceTile) and isinstance(second, PlaceTile) and len(rests)):
+            return first, second
+        if not (self.game.is_legal(position, second)
+                and self.game.is_legal(self.game.play(position, second), first)):
+            return first, second
+        files = self.game.geometry.files
+        spots = [np.array([(sq % files + 0.5, sq // files + 0.5) for sq in move.squares])
+                 for move in (first, second)]
+        for rest in rests:
+            to_first, to_second = (float(np.linalg.norm(at - rest, axis=1).min()) for at in spots)
+            if min(to_first, to_second) > HAND_NEAR:
+                continue
+            if to_second + HAND_MARGIN <= to_first:
+                return second, first
+            return first, second
+        return first, second
 
     def by_hand(self, position: Position, move: Move, rests: np.ndarray) -> Move:
         """Of the plies that leave the same position as `move` (a marker pushed in at the

@@ -50,6 +50,21 @@ def arm_tip(arm: np.ndarray, outside: np.ndarray | None, **settings: Any) -> np.
     return None if reach is None else reach[1]
 
 
+def test_an_arm_that_never_leaves_the_band_it_comes_in_by_has_not_reached_in() -> None:
+    """An arm resting on the table just beyond the view, or its shadow, darkens a band along
+    the view's edge, beyond the board's rim: seen (its rests count), but it has not reached in,
+    and holds no reading back. The same arm's hand over the rim has."""
+    band = np.zeros((SIDE, SIDE), bool)
+    band[SIDE - 4:, 17:56] = True
+    reach = arm_reach(band, None)
+    assert reach is not None and not reach.reached_in
+    trail = HandTrail(FILES, RANKS, PX, MARGIN)
+    trail.update(seen(band), None, 0.0)
+    assert trail.in_view and trail.seen_s == 0.0 and trail.reached_s is None
+    trail.update(seen(band | arm_to(36, SIDE - 30)), None, 0.1)  # over the rim, onto rank 1
+    assert trail.reached_s == 0.1
+
+
 def test_the_tip_is_the_arms_far_end() -> None:
     tip = arm_tip(arm_to(30, 20), None)
     assert tip is not None
@@ -242,3 +257,21 @@ def test_without_a_rest_that_tells_the_placement_stands_for_both() -> None:
         inference = decoder.infer(replace(board, hand_rests=rests),
                                   before, None)
         assert game.move_text(before, inference.move) == "f2"
+
+
+def test_two_tiles_read_at_once_are_recorded_in_the_order_the_hands_laid_them() -> None:
+    """The L4 and the I2 laid before the board was read in between: either order leaves the
+    same board, but not the same game. The hand rested on the one laid first (after a rest
+    beside the board, far from both)."""
+    match = pushes_match(3)
+    game: RenaissanceRules = match.game
+    before, after = match.positions[1], match.positions[3]
+    decoder = RenaissanceDecoder(game, LABELS)
+    board = reading(decoder.appearance(after)[0])
+    laid = [match.moves[1], match.moves[2]]
+    for order in (laid, laid[::-1]):
+        rests = np.array([[3.5, -0.8], *(centre(game.geometry.square_name(move.squares[0]))
+                                         for move in order)])
+        inference = decoder.infer(replace(board, hand_rests=rests), before, None)
+        assert inference.verdict is Verdict.TWO_MOVES
+        assert [inference.move, inference.second] == order
