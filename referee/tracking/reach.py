@@ -60,8 +60,9 @@ class Reach(NamedTuple):
 def arm_reach(arm: np.ndarray, outside: np.ndarray | None, edge_px: int = 3, tip_px: float = 3.0,
               came_in: np.ndarray | None = None) -> Reach | None:
     """Where the biggest arm in the mask `arm` (a view's pixels) comes in and its tip, (x, y)
-    each, or None. It comes in where it crosses the view's edge (its pixels within `edge_px`
-    of the edge, or of the frame's: `outside`); where it crosses in several places (a hand
+    each, and whether the tip left the band it comes in by (`Reach`), or None. It comes in
+    where it crosses the view's edge (its pixels within `edge_px` of the edge, or of the
+    frame's: `outside`); where it crosses in several places (a hand
     reaching beyond the far rim crosses the far edge too), at the crossing nearest `came_in`,
     where it was seen coming in before, else the widest. The tip is the middle of its pixels
     within `tip_px` of its farthest reach from there: a wide hand seen only in part, at the
