@@ -173,17 +173,8 @@ class RenaissanceDecoder(Decoder):
         if not (self.game.is_legal(position, second)
                 and self.game.is_legal(self.game.play(position, second), first)):
             return first, second
-        files = self.game.geometry.files
-        spots = [np.array([(sq % files + 0.5, sq // files + 0.5) for sq in move.squares])
-                 for move in (first, second)]
-        for rest in rests:
-            to_first, to_second = (float(np.linalg.norm(at - rest, axis=1).min()) for at in spots)
-            if min(to_first, to_second) > HAND_NEAR:
-                continue
-            if to_second + HAND_MARGIN <= to_first:
-                return second, first
-            return first, second
-        return first, second
+        told = _told_by_hand([self._middles(move.squares) for move in (first, second)], rests)
+        return (second, first) if told == 1 else (first, second)
 
     def by_hand(self, position: Position, move: Move, rests: np.ndarray) -> Move:
         """Of the plies that leave the same position as `move` (a marker pushed in at the
@@ -196,29 +187,24 @@ class RenaissanceDecoder(Decoder):
         alike = self._look_alikes(position, move)
         if len(alike) < 2:
             return move
-        spots = [self._made_at(position, m) for m in alike]
-        for rest in rests:
-            distances = np.array([np.linalg.norm(at - rest, axis=1).min() for at in spots])
-            if distances.min() > HAND_NEAR:
-                continue
-            nearest, *others = np.argsort(distances)
-            if all(distances[i] - distances[nearest] >= HAND_MARGIN for i in others):
-                return alike[int(nearest)]
-            return move
-        return move
+        told = _told_by_hand([self._made_at(position, m) for m in alike], rests)
+        return move if told is None else alike[told]
 
     def _made_at(self, position: Position, move: PlaceMarker) -> np.ndarray:
         """Where the hand makes `move`, in squares from a1's outer corner (one point a row):
         a placement on its square's middle; a push-in beyond the rim, a square out in line,
         where a player lays the marker to slide it in, and on the outer square, where the
         hand lets go of it once slid."""
-        files = self.game.geometry.files
-        squares = self.game.pushed_line(position, move.square)[:2] or (move.square,)
-        middles = np.array([(sq % files + 0.5, sq // files + 0.5) for sq in squares])
+        middles = self._middles(self.game.pushed_line(position, move.square)[:2] or (move.square,))
         if len(middles) == 1:
             return middles
         edge, inward = middles
         return np.array([2 * edge - inward, edge])
+
+    def _middles(self, squares: Sequence[int]) -> np.ndarray:
+        """The squares' middles, in squares from a1's outer corner (one point a row)."""
+        files = self.game.geometry.files
+        return np.array([(sq % files + 0.5, sq // files + 0.5) for sq in squares])
 
     def _look_alikes(self, position: Position, move: Move) -> list[PlaceMarker]:
         """The phase 1 markers placed (or pushed in) that leave the same position as `move`."""
@@ -409,6 +395,21 @@ class RenaissanceDecoder(Decoder):
         acted, its marker lifted, cleared (its cover lifted with its marker), or settled."""
         bare = self.labels[acted].split("+")[0]
         return acted, self._index[bare], self._index["empty"], settled
+
+
+def _told_by_hand(spots: list[np.ndarray], rests: np.ndarray) -> int | None:
+    """Which of the plies made at `spots` (points in squares, each) the hands made: the first
+    rest within `HAND_NEAR` of one, if it is nearer to one than to every other by
+    `HAND_MARGIN`; None where that rest is as near to two, or no rest is near any."""
+    for rest in rests:
+        distances = np.array([np.linalg.norm(at - rest, axis=1).min() for at in spots])
+        if distances.min() > HAND_NEAR:
+            continue
+        nearest, *others = np.argsort(distances)
+        if all(distances[i] - distances[nearest] >= HAND_MARGIN for i in others):
+            return int(nearest)
+        return None
+    return None
 
 
 def _hand(game: RenaissanceRules, position: Position, move: Move

@@ -316,10 +316,9 @@ class Stabiliser:
 
     def _inner(self, shape: tuple[int, ...]) -> np.ndarray:
         """The view's pixels inside its ring of cells: the grid."""
-        inner = np.zeros(shape[:2], bool)
-        dy, dx = shape[0] // self.rows, shape[1] // self.columns
-        inner[dy:dy * (self.rows - 1), dx:dx * (self.columns - 1)] = True
-        return inner
+        grid = np.zeros((self.rows, self.columns), bool)
+        grid[1:-1, 1:-1] = True
+        return self._cells_mask(grid, shape)
 
     def edge_changes(self) -> np.ndarray:
         """How much the cells along each edge of the view differ from the last reading:
