@@ -32,6 +32,7 @@ from referee.app.pipeline import (
     own_pieces,
 )
 from referee.calibration.files import BoardProfile, load_board, save_board
+from referee.calibration.undistort import pixels
 from referee.errors import FootageError, RefereeError
 from referee.hardware.sources import open_source
 from referee.rules.core import Geometry
@@ -173,7 +174,7 @@ def _still_frames(reader: BoardReader, camera: str, wanted: int) -> list[Taken]:
             if stillness in (Stillness.READ, Stillness.STEADY):
                 if not taken or frame.index - taken[-1][0] >= EVERY:
                     turns = {*reader.turn_options(), reader.turns}
-                    taken.append((frame.index, seen, {k: reader.turned(k) for k in turns}))
+                    taken.append((frame.index, pixels(seen), {k: reader.turned(k) for k in turns}))
             elif taken:
                 break  # the layout holds only until the board is touched
             if len(taken) >= wanted or frame.index >= MAX_FRAMES:

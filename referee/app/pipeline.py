@@ -22,6 +22,7 @@ from referee.app.calibrated import Calibration, FrameLens, profile_lab, profile_
 from referee.app.events import Event, EventKind
 from referee.app.record import Recorder
 from referee.app.state_machine import Phase, Referee
+from referee.calibration.undistort import LensImage, pixels
 from referee.errors import NoBoardError, RefereeError
 from referee.rules import game_with_ruleset
 from referee.rules.core import Match
@@ -55,6 +56,9 @@ log = logging.getLogger(__name__)
 
 ZENSU_PIECES = "zensu"  # Zensū's own pieces, and the model that reads them
 TILES = "tiles"  # Renaissance's tiles and markers, and the model that reads them
+THUMBNAIL_STEP = 4  # through a lens, the thumbnail reads every 4th pixel each way
+# A frame as the pipeline reads it: undistorted, or read through its lens (`LensImage`)
+Frame = np.ndarray | LensImage
 
 
 @dataclass(frozen=True)
@@ -156,11 +160,12 @@ class BoardReader:
         _ready_for_readings()
 
     def look(self, frame_bgr: np.ndarray, time_s: float
-             ) -> tuple[np.ndarray, BoardPose | None, bool]:
+             ) -> tuple[Frame, BoardPose | None, bool]:
         """`locate` on the frame undistorted where the lens is known: the frame to read (the
         board's neighbourhood only while it is tracked), the pose, and whether it is confirmed."""
         around = self._found if self._confirmed else None
-        seen = self.lens.undistort(frame_bgr, around)
+        lensed = None if around is None else self._through_lens(frame_bgr)
+        seen: Frame = self.lens.undistort(frame_bgr, around) if lensed is None else lensed
         whole = seen if around is None else None
 
         def whole_frame() -> np.ndarray:  # a search looks at the whole frame
@@ -176,7 +181,18 @@ class BoardReader:
             whole = self.lens.undistort(frame_bgr, None)
         return (seen if whole is None else whole), pose, self._confirmed
 
-    def locate(self, frame_bgr: np.ndarray, time_s: float, *,
+    def _through_lens(self, frame_bgr: np.ndarray) -> LensImage | None:
+        """The frame read through the lens without undistorting it, where there is a lens
+        and only lines and small views are read from most frames: a board of more than 3x3
+        squares (3x3 boards hold their pose by the image itself) not followed by its markers."""
+        height, width = frame_bgr.shape[:2]
+        undistorter = self.lens.at(width, height)
+        if undistorter is None or undistorter.is_identity or self._steadies or \
+                self._fix is not None:
+            return None
+        return LensImage.of(frame_bgr, undistorter)
+
+    def locate(self, frame_bgr: Frame, time_s: float, *,
                whole_frame: Callable[[], np.ndarray] | None = None
                ) -> tuple[BoardPose | None, bool]:
         """The board's pose, and whether this frame confirmed it. Tracking fails whenever a
@@ -205,7 +221,7 @@ class BoardReader:
         if time_s - self._last_search_s < self.settings.refind_every_s:
             return self.pose, False
         self._last_search_s = time_s
-        searched = frame_bgr if whole_frame is None else whole_frame()
+        searched = pixels(frame_bgr) if whole_frame is None else whole_frame()
         fix = None if self.markers is None else search_aruco(searched, self.markers, bend=self._bend,
                                                              settings=self.vision.aruco)
         try:
@@ -234,7 +250,7 @@ class BoardReader:
         self.lens = FrameLens(replace(self.lens.calibration, camera=found.lens))
         return found.undistorted, self.lens.undistort(frame_bgr, None)
 
-    def _found_anew(self, frame_bgr: np.ndarray, found: BoardPose, fix: MarkerFix | None) -> None:
+    def _found_anew(self, frame_bgr: Frame, found: BoardPose, fix: MarkerFix | None) -> None:
         """A search found the board (by its markers where `fix`): a1 stays the corner nearest
         where it was (or the profile put it); with no pose before, the markers name it."""
         before = self.pose if self.pose is not None else self._hint
@@ -249,7 +265,7 @@ class BoardReader:
         self.turns = min(self._every_turn(), key=lambda k: float(np.linalg.norm(
             found.rotated(k).corners_array[0] - before.corners_array[0])))
 
-    def _by_markers(self, frame_bgr: np.ndarray, time_s: float) -> bool:
+    def _by_markers(self, frame_bgr: Frame, time_s: float) -> bool:
         """Follow the board by its markers where it was found by them (in small regions
         round where they were), or look for them round a board found otherwise at most once
         every `refind_every_s` (a board profile's pose, markers hidden at the search): the
@@ -257,11 +273,11 @@ class BoardReader:
         if self.markers is None or self._found is None:
             return False
         if self._fix is not None:
-            fix = track_aruco(frame_bgr, self._fix, self.markers, near=self._found,
+            fix = track_aruco(pixels(frame_bgr), self._fix, self.markers, near=self._found,
                               settings=self.vision.aruco)
         elif time_s - self._last_probe_s >= self.settings.refind_every_s:
             self._last_probe_s = time_s
-            fix = probe_aruco(frame_bgr, self._found, self.markers, bend=self._bend,
+            fix = probe_aruco(pixels(frame_bgr), self._found, self.markers, bend=self._bend,
                               settings=self.vision.aruco)
             if fix is not None:  # the markers' naming from now on, a1 kept where it was
                 self._found_anew(frame_bgr, fix.pose, fix)
@@ -274,7 +290,7 @@ class BoardReader:
         self._look = (self._thumbnail(frame_bgr, fix.pose), 0)
         return True
 
-    def _held(self, frame_bgr: np.ndarray) -> bool:
+    def _held(self, frame_bgr: Frame) -> bool:
         """Whether the image round the board is as it was when last tracked (and not for
         too long), so that the pose stands."""
         if self._look is None or self._found is None:
@@ -291,18 +307,18 @@ class BoardReader:
         self._look = (before, held + 1)
         return True
 
-    def _thumbnail(self, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
+    def _thumbnail(self, frame_bgr: Frame, pose: BoardPose) -> np.ndarray:
         """The thumbnail round the board at `pose` in the frame `locate` is at."""
         box = region_box(frame_bgr, pose, margin=1.0)
         if self._thumb is None or self._thumb[0] != box:
             self._thumb = (box, _thumbnail(frame_bgr, box))
         return self._thumb[1]
 
-    def settle(self, frame_bgr: np.ndarray) -> BoardPose | None:
+    def settle(self, frame_bgr: Frame) -> BoardPose | None:
         """The board is still and clear: refit its pose in full (board_tracker.refit), which
         tracking, following rigid moves only, does not; by its markers where it has them."""
         if self._fix is not None and self.markers is not None:
-            fix = track_aruco(frame_bgr, self._fix, self.markers, near=self._found,
+            fix = track_aruco(pixels(frame_bgr), self._fix, self.markers, near=self._found,
                               settings=self.vision.aruco)
             if fix is not None:
                 self._found, self._fix, self._look = fix.pose, fix, None
@@ -318,7 +334,7 @@ class BoardReader:
             self._anchor = self._anchor_at(frame_bgr, self._found)
         return self.pose
 
-    def _steadied(self, frame_bgr: np.ndarray, tracked: BoardPose) -> BoardPose:
+    def _steadied(self, frame_bgr: Frame, tracked: BoardPose) -> BoardPose:
         """On a 3x3 board, the tracked pose, or the anchor's slid with the image where the
         image moved less than `still_shift` squares since it: there a grid refitted frame by
         frame can wander to a fixed point of the fit (a border line beside a checker's outer
@@ -331,20 +347,20 @@ class BoardReader:
         if not self._steadies:
             return tracked
         if self._anchor is None:
-            self._anchor = anchor(frame_bgr, tracked)
+            self._anchor = anchor(pixels(frame_bgr), tracked)
             return tracked
-        shift = shift_since(self._anchor, frame_bgr)
+        shift = shift_since(self._anchor, pixels(frame_bgr))
         if shift.response < self.settings.still_response:
             return tracked  # a hand over the board, or the light changed: no comparing
         slid = moved_by(self._anchor.pose, shift)
         if shift.length <= self.settings.still_shift * self._anchor.pose.square_size_px():
             return slid
         if _shift(tracked, slid) <= self.settings.still_shift:
-            self._anchor = anchor(frame_bgr, tracked)
+            self._anchor = anchor(pixels(frame_bgr), tracked)
         return tracked
 
-    def _anchor_at(self, frame_bgr: np.ndarray, pose: BoardPose) -> Anchor | None:
-        return anchor(frame_bgr, pose) if self._steadies else None
+    def _anchor_at(self, frame_bgr: Frame, pose: BoardPose) -> Anchor | None:
+        return anchor(pixels(frame_bgr), pose) if self._steadies else None
 
     @property
     def piece_height(self) -> float:
@@ -370,12 +386,12 @@ class BoardReader:
         assert self._found is not None
         return self._found.rotated(turns)
 
-    def view(self, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
+    def view(self, frame_bgr: Frame, pose: BoardPose) -> np.ndarray:
         """A small top-down grey view of the board and its margin, for the stillness check."""
         top = warp_board(frame_bgr, pose, self.settings.view_px, margin=self.settings.view_margin)
         return np.asarray(cv2.cvtColor(top, cv2.COLOR_BGR2GRAY))
 
-    def view_outside(self, frame_bgr: np.ndarray, pose: BoardPose) -> np.ndarray:
+    def view_outside(self, frame_bgr: Frame, pose: BoardPose) -> np.ndarray:
         """Which pixels of `view` lie beyond the frame (an arm may come in across them)."""
         height, width = frame_bgr.shape[:2]
         return view_outside_frame(pose, self.settings.view_px, (width, height),
@@ -483,7 +499,7 @@ class GameLoop:
         self._other_sides: tuple[int, ...] = ()  # other namings of the corners, as turns
         self._first_arm: np.ndarray | None = None  # where the first arm after the start came in
         self._refitted_while_still = False
-        self._clean_frame: np.ndarray | None = None  # the frame arms are looked for against
+        self._clean_frame: Frame | None = None  # the frame arms are looked for against
         self._clean_pose: BoardPose | None = None  # and the pose it was read with
         # The position as last read and accepted, and the frame it was read from
         self._position_seen: tuple[Any, np.ndarray] | None = None
@@ -495,7 +511,7 @@ class GameLoop:
         # be where it was: a real move of it shows as motion, and a search soon finds it.
         seen, pose, _confirmed = self.reader.look(frame_bgr, time_s)
         for watcher in self.watchers:
-            watcher(seen, pose, time_s)
+            watcher(pixels(seen), pose, time_s)
         if pose is None:
             return self._no_board(frame_index, time_s)
         self.board_seen = True
@@ -527,7 +543,7 @@ class GameLoop:
         if self._first_arm is None and self._other_sides and not self.referee.match.moves:
             self._first_arm = self._arm_entry(pose)
         if stillness is Stillness.STEADY and self._read_again_due(time_s):
-            return self._read_again(seen, pose, frame_index, time_s)
+            return self._read_again(pixels(seen), pose, frame_index, time_s)
         if stillness is not Stillness.READ:
             if stillness is not Stillness.STEADY:
                 self._unclear = []
@@ -535,7 +551,7 @@ class GameLoop:
         turns = self.reader.turns
         # (`pose`: what the stillness view was cut from; after a recheck, already refitted.)
         settled = pose if refitted else self.reader.settle(seen) or pose
-        events = self._judge(seen, settled, frame_index, time_s)
+        events = self._judge(pixels(seen), settled, frame_index, time_s)
         named = self.reader.pose
         # A hand seen by the finer test of `tracking.reach` (fingers at the view's edge, their
         # sleeve beyond it) leaves the view no reference for arms: its going would look like one.
@@ -549,7 +565,7 @@ class GameLoop:
             self.stabiliser.mark_read(hand_seen=hand_seen)
         if self.stabiliser.clean_taken:
             self._clean_frame, self._clean_pose = seen, named or pose
-        self.emit_all(events, seen)  # (undistorted: the frame the pose belongs to)
+        self.emit_all(events, pixels(seen))  # (undistorted: the frame the pose belongs to)
         return events
 
     def _watches_hands(self, stillness: Stillness) -> bool:
@@ -821,7 +837,7 @@ def board_region(frame_bgr: np.ndarray, pose: BoardPose, margin: float = 0.6) ->
     return frame_bgr[y0:y1, x0:x1]
 
 
-def region_box(frame_bgr: np.ndarray, pose: BoardPose, margin: float) -> tuple[int, int, int, int]:
+def region_box(frame_bgr: Frame, pose: BoardPose, margin: float) -> tuple[int, int, int, int]:
     """Where `board_region` cuts (x0, y0, x1, y1): the whole frame where the board and its
     margin hardly show in it."""
     height, width = frame_bgr.shape[:2]
@@ -835,11 +851,20 @@ def region_box(frame_bgr: np.ndarray, pose: BoardPose, margin: float) -> tuple[i
     return x0, y0, x1, y1
 
 
-def _thumbnail(frame_bgr: np.ndarray, box: tuple[int, int, int, int], side: int = 24) -> np.ndarray:
+def _thumbnail(frame_bgr: Frame, box: tuple[int, int, int, int],
+               side: int = 24) -> np.ndarray:
     """The frame inside `box`, grey, averaged down to `side` x `side` cells (each cell some
     20 px: the sensor's noise averages out, an arm or a bump does not). The region is trimmed
-    to whole cells: averaging whole blocks costs a sixth of averaging fractions of pixels."""
+    to whole cells: averaging whole blocks costs a sixth of averaging fractions of pixels.
+    Through a lens, every `THUMBNAIL_STEP`th pixel each way is read (a cell still averages
+    some 25 or more)."""
     x0, y0, x1, y1 = box
+    if isinstance(frame_bgr, LensImage):
+        step = THUMBNAIL_STEP
+        sparse = np.array([[step, 0, x0], [0, step, y0], [0, 0, 1.0]])
+        frame_bgr = frame_bgr.grid(sparse, (max(1, (x1 - x0) // step), max(1, (y1 - y0) // step)),
+                                   shrink=step)
+        x0, y0, x1, y1 = 0, 0, frame_bgr.shape[1], frame_bgr.shape[0]
     region = frame_bgr[y0:y1, x0:x1]
     height, width = region.shape[:2]
     if height >= side and width >= side:

@@ -35,6 +35,10 @@ class Undistorter:
     # the whole maps costs about a third more.
     _region_maps: dict[tuple[int, int, int, int], tuple[np.ndarray, np.ndarray]] = field(
         default_factory=dict, repr=False)
+    # The tables as float raw coordinates (read between their pixels), and the raw points
+    # of the last few grids asked (`grid_points`: a tracked board's views stay put)
+    _float_map: list[np.ndarray] = field(default_factory=list, repr=False)
+    _grids: dict[bytes, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def __call__(self, frame_bgr: np.ndarray) -> np.ndarray:
         height, width = frame_bgr.shape[:2]
@@ -83,6 +87,39 @@ class Undistorter:
                     np.ascontiguousarray(self.map2[y0:y1, x0:x1]))
             self._region_maps[box] = maps
         return maps
+
+    def raw_points(self, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the raw frame shows the undistorted frame's points `xs`, `ys` (float32, of
+        one shape): the tables read between their pixels; -1 beyond the undistorted frame."""
+        if not self._float_map:
+            assert self.map1 is not None and self.map2 is not None
+            self._float_map.append(cv2.convertMaps(self.map1, self.map2, cv2.CV_32FC2)[0])
+        raw = cv2.remap(self._float_map[0], xs, ys, cv2.INTER_LINEAR,
+                        borderMode=cv2.BORDER_REPLICATE)
+        width, height = self.image_size
+        raw[(xs < 0) | (ys < 0) | (xs > width - 1) | (ys > height - 1)] = -1.0
+        return raw[..., 0], raw[..., 1]
+
+    def grid_points(self, grid_to_frame: np.ndarray, size: tuple[int, int]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """`raw_points` of a grid of `size` (width, height) points that the homography
+        `grid_to_frame` sends into the undistorted frame (a top-down view of the board, a
+        frame region sampled sparsely); the last few grids are kept."""
+        key = np.asarray(grid_to_frame, np.float64).tobytes() + np.asarray(size).tobytes()
+        points = self._grids.get(key)
+        if points is None:
+            width, height = size
+            xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
+            mapped = np.asarray(grid_to_frame, np.float64) @ np.stack(
+                [xs.ravel(), ys.ravel(), np.ones(xs.size)])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                at = (mapped[:2] / mapped[2]).astype(np.float32)
+            at[:, ~(mapped[2] > 0) | ~np.isfinite(at).all(axis=0)] = -1.0
+            points = self.raw_points(at[0].reshape(height, width), at[1].reshape(height, width))
+            if len(self._grids) >= 8:
+                self._grids.pop(next(iter(self._grids)))
+            self._grids[key] = points
+        return points
 
     def distort_points(self, points_px: np.ndarray, calibration: CameraCalibration) -> np.ndarray:
         """Points (N, 2) in the undistorted frame → where the lens shows them in the raw
@@ -170,3 +207,87 @@ def warp_maps(
         k, calibration.dist, h @ k, np.eye(3), out_size, cv2.CV_16SC2
     )
     return WarpMaps(out_size, map1, map2)
+
+
+@dataclass(frozen=True, eq=False)  # arrays: compare by identity
+class LensImage:
+    """A raw frame read as its undistorted frame without undistorting it: the points asked
+    are looked up through the lens (`Undistorter.raw_points`), so the few thousand samples
+    tracking reads, and the small views of the board, cost a fraction of undistorting the
+    whole frame. Sliced like an image (rows, then columns), a region keeps its place in the
+    undistorted frame; `pixels()` undistorts the whole frame where pixels are needed."""
+
+    raw: np.ndarray
+    undistorter: Undistorter
+    box: tuple[int, int, int, int]  # x0, y0, x1, y1: the region of the undistorted frame
+    _whole: list[np.ndarray] = field(default_factory=list, repr=False)
+    _small: list[tuple[int, np.ndarray]] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def of(cls, raw: np.ndarray, undistorter: Undistorter) -> LensImage:
+        width, height = undistorter.image_size
+        return cls(raw, undistorter, (0, 0, width, height))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        x0, y0, x1, y1 = self.box
+        return (y1 - y0, x1 - x0, *self.raw.shape[2:])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def __getitem__(self, index: tuple[slice, slice]) -> LensImage:
+        rows, columns = index
+        x0, y0, x1, y1 = self.box
+        top, bottom, _ = rows.indices(y1 - y0)
+        left, right, _ = columns.indices(x1 - x0)
+        return LensImage(self.raw, self.undistorter, (x0 + left, y0 + top, x0 + right, y0 + bottom))
+
+    def remap(self, xs: np.ndarray, ys: np.ndarray, border: int = cv2.BORDER_CONSTANT) -> np.ndarray:
+        """`cv2.remap` of this region at the points `xs`, `ys` (float32), bilinear."""
+        raw_x, raw_y = self.undistorter.raw_points(xs + np.float32(self.box[0]),
+                                                   ys + np.float32(self.box[1]))
+        return np.asarray(cv2.remap(self.raw, raw_x, raw_y, cv2.INTER_LINEAR, borderMode=border))
+
+    def grid(self, grid_to_region: np.ndarray, size: tuple[int, int], *, shrink: int = 1
+             ) -> np.ndarray:
+        """The region read at a grid of `size` (width, height) points that the homography
+        `grid_to_region` sends into it, black beyond the frame (`warpPerspective` with an
+        inverse map, through the lens). `shrink`: grey, each point the mean of `shrink` x `shrink`
+        raw pixels round it (a grid that many pixels apart, read without aliasing)."""
+        to_frame = np.array([[1.0, 0, self.box[0]], [0, 1.0, self.box[1]], [0, 0, 1.0]]) @ grid_to_region
+        raw_x, raw_y = self.undistorter.grid_points(to_frame, size)
+        source = self.raw
+        if shrink > 1:
+            source = self._shrunk(shrink)
+            raw_x, raw_y = (raw_x + 0.5) / shrink - 0.5, (raw_y + 0.5) / shrink - 0.5
+        return np.asarray(cv2.remap(source, raw_x, raw_y, cv2.INTER_LINEAR,
+                                    borderMode=cv2.BORDER_CONSTANT))
+
+    def _shrunk(self, shrink: int) -> np.ndarray:
+        """The raw frame, grey, each `shrink` x `shrink` block averaged (kept: the
+        thumbnails of one frame share it)."""
+        for kept, image in self._small:
+            if kept == shrink:
+                return image
+        grey = self.raw if self.raw.ndim == 2 else cv2.cvtColor(self.raw, cv2.COLOR_BGR2GRAY)
+        image = cv2.resize(grey, None, fx=1 / shrink, fy=1 / shrink, interpolation=cv2.INTER_AREA)
+        self._small.append((shrink, image))
+        return image
+
+    def pixels(self) -> np.ndarray:
+        """The region undistorted."""
+        if not self._whole:
+            self._whole.append(self.undistorter(self.raw))
+        x0, y0, x1, y1 = self.box
+        return self._whole[0][y0:y1, x0:x1]
+
+
+def pixels(frame: np.ndarray | LensImage) -> np.ndarray:
+    """A frame's pixels: a `LensImage` undistorted, an image as it is."""
+    return frame.pixels() if isinstance(frame, LensImage) else frame

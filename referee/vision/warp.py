@@ -18,15 +18,18 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from referee.calibration.undistort import LensImage
 from referee.vision.pose import BoardPose, FloatArray, board_corners
 from referee.vision.settings import CropSettings, default_settings
 
 
-def warp_board(frame_bgr: NDArray[np.uint8], pose: BoardPose, px_per_square: int, *,
+def warp_board(frame_bgr: NDArray[np.uint8] | LensImage, pose: BoardPose, px_per_square: int, *,
                margin: float = 0.0) -> NDArray[np.uint8]:
     """The board seen from straight above, a1 at the bottom left, `margin` squares of
     surroundings on each side: (ranks + 2m) x (files + 2m) squares of `px_per_square`."""
     (width, height), view_to_image = _view_geometry(pose, px_per_square, margin)
+    if isinstance(frame_bgr, LensImage):
+        return np.asarray(frame_bgr.grid(view_to_image, (width, height)), dtype=np.uint8)
     top = cv2.warpPerspective(frame_bgr, view_to_image, (width, height),
                               flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                               borderMode=cv2.BORDER_CONSTANT)
