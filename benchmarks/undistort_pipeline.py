@@ -19,8 +19,10 @@ undistorted before the board finder; crops with the known intrinsics):
 
 Cost: one core (`cv2.setNumThreads(1)`), the minimum and median CPU time of 200 runs (the
 machine is shared; `--costs-only` skips the accuracy part): the whole frame
-remapped, the board's neighbourhood only (what tracking frames pay: `Undistorter.region`
-around the found pose), and a camera without distortion (the Pi defaults: nothing).
+remapped, the board's neighbourhood only (`Undistorter.region` around the found pose), a
+camera without distortion (the Pi defaults: nothing), and a tracked frame's reading (the
+lines tracked, the stillness view cut) on the neighbourhood undistorted and through the lens
+(`LensImage`, what the pipeline does).
 """
 
 from __future__ import annotations
@@ -39,8 +41,12 @@ import numpy as np
 from referee.app.calibrated import BOX_MARGIN, Calibration, FrameLens, board_box
 from referee.calibration.defaults import pi_camera_module_3
 from referee.calibration.files import CameraCalibration
+from referee.calibration.undistort import LensImage
 from referee.rules.rinne import RINNE
 from referee.vision.board_finder import find_board
+from referee.vision.board_tracker import track
+from referee.vision.pose import BoardPose
+from referee.vision.warp import warp_board
 from referee_lab.pose_truth import errors
 from referee_lab.synth import RenderOptions, render_frame
 from referee_lab.synth.camera import Lens
@@ -105,7 +111,18 @@ def costs(frame: np.ndarray, truth: FrameTruth) -> list[tuple[str, str]]:
         (f"board's neighbourhood, {share:.0%} of the frame (while tracking)",
          timed(lambda: lens.undistort(frame, pose))),
         ("camera without distortion (Pi defaults)", timed(lambda: flat.undistort(frame, pose))),
+        ("a tracked frame: the neighbourhood undistorted, the lines tracked, the stillness view cut",
+         timed(lambda: _tracked(lens.undistort(frame, pose), pose))),
+        ("the same frame read through the lens (`LensImage`: no undistortion)",
+         timed(lambda: _tracked(LensImage.of(frame, undistorter), pose))),
     ]
+
+
+def _tracked(seen: np.ndarray | LensImage, pose: BoardPose) -> None:
+    """What the pipeline reads of a frame it tracks the board in (`GameLoop.feed`)."""
+    tracked = track(seen, pose)
+    assert tracked is not None
+    warp_board(seen, tracked, 12, margin=1)
 
 
 def main() -> None:

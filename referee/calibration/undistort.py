@@ -2,10 +2,12 @@
 
 Undistorting a whole 1280x720 BGR frame costs 3.3-4.5 ms on one core here
 (benchmarks/undistort_speed.md), about 10-14 ms on a Pi 5: the whole tracking budget.
-So the pipeline undistorts only the region the board can be in while it is tracked
-(`Undistorter.region`, benchmarks/undistort_pipeline.md), and the whole frame only while
-it searches; a lens without distortion costs nothing. `warp_maps` folds the lens into a
-board warp instead: one remap from the raw frame straight to the top-down board."""
+So while the board is tracked the pipeline reads the raw frame through the lens
+(`LensImage`: the points it samples are looked up in the tables) and undistorts only where
+pixels are read (`Undistorter.region`: the board's neighbourhood; the whole frame while it
+searches; benchmarks/undistort_pipeline.md); a lens without distortion costs nothing.
+`warp_maps` folds the lens into a fixed board warp: one remap from the raw frame straight to
+the top-down board."""
 
 from __future__ import annotations
 
