@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 
 ZENSU_PIECES = "zensu"  # Zensū's own pieces, and the model that reads them
 TILES = "tiles"  # Renaissance's tiles and markers, and the model that reads them
-THUMBNAIL_STEP = 4  # through a lens, the thumbnail reads every 4th pixel each way
+THUMBNAIL_STEP = 4  # through a lens, the thumbnail reads the frame shrunk 4 times each way
 # A frame as the pipeline reads it: undistorted, or read through its lens (`LensImage`)
 Frame = np.ndarray | LensImage
 
@@ -161,8 +161,9 @@ class BoardReader:
 
     def look(self, frame_bgr: np.ndarray, time_s: float
              ) -> tuple[Frame, BoardPose | None, bool]:
-        """`locate` on the frame undistorted where the lens is known: the frame to read (the
-        board's neighbourhood only while it is tracked), the pose, and whether it is confirmed."""
+        """`locate` on the frame undistorted where the lens is known: the frame to read (while
+        the board is tracked, read through the lens, `_through_lens`, or its neighbourhood
+        undistorted), the pose, and whether it is confirmed."""
         around = self._found if self._confirmed else None
         lensed = None if around is None else self._through_lens(frame_bgr)
         seen: Frame = self.lens.undistort(frame_bgr, around) if lensed is None else lensed
@@ -856,8 +857,8 @@ def _thumbnail(frame_bgr: Frame, box: tuple[int, int, int, int],
     """The frame inside `box`, grey, averaged down to `side` x `side` cells (each cell some
     20 px: the sensor's noise averages out, an arm or a bump does not). The region is trimmed
     to whole cells: averaging whole blocks costs a sixth of averaging fractions of pixels.
-    Through a lens, every `THUMBNAIL_STEP`th pixel each way is read (a cell still averages
-    some 25 or more)."""
+    Through a lens, the raw frame shrunk `THUMBNAIL_STEP` times each way is read, a point
+    every `THUMBNAIL_STEP` pixels (each cell still the mean of its pixels, near enough)."""
     x0, y0, x1, y1 = box
     if isinstance(frame_bgr, LensImage):
         step = THUMBNAIL_STEP
