@@ -465,7 +465,8 @@ def crop_colors(crops: np.ndarray, spec: CropSpec) -> np.ndarray:
     return np.asarray(np.median(lab, axis=1))
 
 
-FrameWatcher = Callable[[np.ndarray, BoardPose | None, float], None]
+# (a frame read through the lens: `pixels(frame)` where its pixels are wanted)
+FrameWatcher = Callable[[Frame, BoardPose | None, float], None]
 
 
 class GameLoop:
@@ -512,7 +513,7 @@ class GameLoop:
         # be where it was: a real move of it shows as motion, and a search soon finds it.
         seen, pose, _confirmed = self.reader.look(frame_bgr, time_s)
         for watcher in self.watchers:
-            watcher(pixels(seen), pose, time_s)
+            watcher(seen, pose, time_s)
         if pose is None:
             return self._no_board(frame_index, time_s)
         self.board_seen = True
