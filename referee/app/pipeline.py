@@ -68,6 +68,9 @@ class PipelineSettings:
     view_margin: int = 1  # squares of surroundings around the grid: arms cross them
     piece_height: float = 0.7  # height of a piece's top face, in squares (a die ~0.7)
     refind_every_s: float = 1.0  # how often to search for a board that is not in view
+    # ... and for one not found yet: the players may start as soon as the referee does, and
+    # a search refused on one frame (lines read bent on a board wood-on-wood) may pass on the next
+    first_find_every_s: float = 0.2
     no_board_after_s: float = 3.0  # tell the players after this long without a board
     # A board profile's pose is only a guess, so tracking must confirm it more strictly:
     # its lines must stand out from the half-way lines by this much (a guess off by half
@@ -198,7 +201,8 @@ class BoardReader:
                ) -> tuple[BoardPose | None, bool]:
         """The board's pose, and whether this frame confirmed it. Tracking fails whenever a
         hand covers the grid's lines, so the last pose stands (unconfirmed) until a search,
-        at most once every `refind_every_s` since it costs far more, finds the board again.
+        at most once every `refind_every_s` since it costs far more, finds the board again
+        (every `first_find_every_s` until it is first found).
         A board profile's pose is tried first, and kept only if tracking confirms it."""
         self._thumb = None
         if self._found is None and self._hint is not None:
@@ -219,7 +223,9 @@ class BoardReader:
                 self._look = (self._thumbnail(frame_bgr, self._found), 0)
                 return self.pose, True
             self._look = None
-        if time_s - self._last_search_s < self.settings.refind_every_s:
+        every = self.settings.refind_every_s if self._found is not None else \
+            self.settings.first_find_every_s
+        if time_s - self._last_search_s < every:
             return self.pose, False
         self._last_search_s = time_s
         searched = pixels(frame_bgr) if whole_frame is None else whole_frame()
