@@ -22,7 +22,7 @@ from referee.app.calibrated import Calibration, FrameLens, profile_lab, profile_
 from referee.app.events import Event, EventKind
 from referee.app.record import Recorder
 from referee.app.state_machine import Phase, Referee
-from referee.calibration.undistort import LensImage, pixels
+from referee.calibration.undistort import Frame, LensImage, pixels
 from referee.errors import NoBoardError, RefereeError
 from referee.rules import game_with_ruleset
 from referee.rules.core import Match
@@ -57,8 +57,6 @@ log = logging.getLogger(__name__)
 ZENSU_PIECES = "zensu"  # Zensū's own pieces, and the model that reads them
 TILES = "tiles"  # Renaissance's tiles and markers, and the model that reads them
 THUMBNAIL_STEP = 4  # through a lens, the thumbnail reads the frame shrunk 4 times each way
-# A frame as the pipeline reads it: undistorted, or read through its lens (`LensImage`)
-Frame = np.ndarray | LensImage
 
 
 @dataclass(frozen=True)

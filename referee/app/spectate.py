@@ -22,7 +22,7 @@ import numpy as np
 
 from referee.app.diagrams import board_svg, score_text
 from referee.app.events import Event, EventKind
-from referee.calibration.undistort import LensImage, pixels
+from referee.calibration.undistort import Frame, pixels
 from referee.hardware.button import ButtonAction
 from referee.hardware.cues import Cue
 from referee.hardware.signals import Signals
@@ -174,8 +174,7 @@ class BoardFeed:
             self.spectators.publish(Happening(self.board, cue.name, cue.value.capitalize(),
                                               self._time_s, len(self.match.moves)))
 
-    def on_frame(self, frame_bgr: np.ndarray | LensImage, pose: BoardPose | None,
-                 time_s: float) -> None:
+    def on_frame(self, frame_bgr: Frame, pose: BoardPose | None, time_s: float) -> None:
         """A few times a second, a small copy of the frame with the found grid on it."""
         now = self._clock()
         if self._pictured_at is not None and now - self._pictured_at < self._picture_every_s:

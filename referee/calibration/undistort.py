@@ -248,7 +248,9 @@ class LensImage:
         x0, y0, x1, y1 = self.box
         top, bottom, _ = rows.indices(y1 - y0)
         left, right, _ = columns.indices(x1 - x0)
-        return LensImage(self.raw, self.undistorter, (x0 + left, y0 + top, x0 + right, y0 + bottom))
+        # (one frame's: the region shares the whole frame's undistorted and shrunk copies)
+        return LensImage(self.raw, self.undistorter, (x0 + left, y0 + top, x0 + right, y0 + bottom),
+                         self._whole, self._small)
 
     def remap(self, xs: np.ndarray, ys: np.ndarray, border: int = cv2.BORDER_CONSTANT) -> np.ndarray:
         """`cv2.remap` of this region at the points `xs`, `ys` (float32), bilinear."""
@@ -290,6 +292,11 @@ class LensImage:
         return self._whole[0][y0:y1, x0:x1]
 
 
-def pixels(frame: np.ndarray | LensImage) -> np.ndarray:
+# A frame, or a region of one, as the pipeline reads it: an image (undistorted where there is
+# a lens), or a raw frame read through its lens
+Frame = np.ndarray | LensImage
+
+
+def pixels(frame: Frame) -> np.ndarray:
     """A frame's pixels: a `LensImage` undistorted, an image as it is."""
     return frame.pixels() if isinstance(frame, LensImage) else frame

@@ -8,10 +8,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from referee.calibration.undistort import LensImage
+from referee.calibration.undistort import Frame, LensImage
 from referee.vision.grid_search import board_roi, corner_shift
 from referee.vision.line_profiles import (
-    Image,
     fit_profiles,
     profile_support,
 )
@@ -21,7 +20,7 @@ from referee.vision.pose import (
 from referee.vision.settings import TrackSettings, default_settings
 
 
-def track(frame_bgr: Image, previous: BoardPose, *,
+def track(frame_bgr: Frame, previous: BoardPose, *,
           settings: TrackSettings | None = None) -> BoardPose | None:
     """The board's pose in this frame, following `previous` by a small move; None when it
     cannot follow (moved too far, hidden, or gone): run find_board again.
@@ -36,7 +35,7 @@ def track(frame_bgr: Image, previous: BoardPose, *,
     return _follow(frame_bgr, previous, settings or default_settings().track, rigid=True)
 
 
-def refit(frame_bgr: Image, pose: BoardPose, *,
+def refit(frame_bgr: Frame, pose: BoardPose, *,
            settings: TrackSettings | None = None) -> BoardPose:
     """The pose refitted in full, perspective too, on a frame where the board is still and
     nothing covers it; `pose` itself where that fit is not supported. Tracking keeps the
@@ -54,7 +53,7 @@ def refit(frame_bgr: Image, pose: BoardPose, *,
     return fitted
 
 
-def _support_score(frame_bgr: Image, pose: BoardPose, s: TrackSettings) -> float:
+def _support_score(frame_bgr: Frame, pose: BoardPose, s: TrackSettings) -> float:
     """How well the lines in `frame_bgr` bear out `pose` (`ProfileSupport.score`)."""
     x0, y0, x1, y1 = board_roi(pose.h, pose.files, pose.ranks, 1.0 + s.bands[0], frame_bgr.shape)
     shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
@@ -62,7 +61,7 @@ def _support_score(frame_bgr: Image, pose: BoardPose, s: TrackSettings) -> float
                            band=0.08, along=s.along, step=s.step).score()
 
 
-def _follow(frame_bgr: Image, previous: BoardPose, s: TrackSettings, *,
+def _follow(frame_bgr: Frame, previous: BoardPose, s: TrackSettings, *,
             rigid: bool) -> BoardPose | None:
     if not isinstance(frame_bgr, np.ndarray | LensImage) or frame_bgr.ndim not in (2, 3) \
             or frame_bgr.size == 0:
@@ -89,7 +88,7 @@ def upright_turns(pose: BoardPose) -> int:
     return min(range(0, 4, step), key=upness)
 
 
-def _fit_near(frame_bgr: Image, previous: BoardPose, s: TrackSettings, *,
+def _fit_near(frame_bgr: Frame, previous: BoardPose, s: TrackSettings, *,
               rigid: bool) -> BoardPose | None:
     files, ranks = previous.files, previous.ranks
     # the region the board can have moved within (colour kept: some boards' lines differ

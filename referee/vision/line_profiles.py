@@ -28,12 +28,9 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from referee.calibration.undistort import LensImage
+from referee.calibration.undistort import Frame, LensImage
 from referee.vision.gridfit import solve_lines, solve_rigid
 from referee.vision.pose import FloatArray
-
-# A frame, or a region of one: an image, or a raw frame read through its lens (`LensImage`)
-Image = NDArray[np.uint8] | LensImage
 
 EDGE_GAMMA = 0.4    # edge heights are compressed to this power before the self-convolution
 PRIOR_WIDTH = 0.5   # sd of the prior around the predicted line, as a share of the band
@@ -161,7 +158,7 @@ class Profiles:
     strength: FloatArray        # (n,) peak height above the profile's median (NaN: out of view)
 
 
-def measure(image: Image, h: FloatArray, seg: Segments, band: float, *,
+def measure(image: Frame, h: FloatArray, seg: Segments, band: float, *,
             step: float = 0.01, smooth: float = 0.015,
             windows: NDArray[np.int64] | None = None, max_pair: float | None = None,
             polarity: int = 0, steps: FloatArray | None = None) -> Profiles:
@@ -266,7 +263,7 @@ def _step_profiles(offs: FloatArray, signed: FloatArray, seen: NDArray[np.bool_]
     return Profiles(offset, np.where(seen, strength, np.nan))
 
 
-def checker_steps(image: Image, h: FloatArray, files: int, ranks: int, band: float, *,
+def checker_steps(image: Frame, h: FloatArray, files: int, ranks: int, band: float, *,
                   along: int = 6, step: float = 0.01, clear: float = 0.5) -> FloatArray | None:
     """The sign of the colour step across each grid segment (`grid_segments`' order) of a
     checker without lines: across an inner line the tone goes from one square to its
@@ -295,7 +292,7 @@ def checker_steps(image: Image, h: FloatArray, files: int, ranks: int, band: flo
     return np.asarray(np.sign(votes.sum()) * parity, dtype=np.float64)
 
 
-def line_polarity(image: Image, h: FloatArray, files: int, ranks: int, band: float, *,
+def line_polarity(image: Frame, h: FloatArray, files: int, ranks: int, band: float, *,
                   along: int = 6, step: float = 0.01, smooth: float = 0.015) -> int:
     """-1 when the inner grid lines are printed darker than both their sides, +1 when
     lighter, 0 when they are steps between cells (a checker without lines) or unclear. The
@@ -315,7 +312,7 @@ def ridge_polarity(ridges: tuple[float, float] | None) -> int:
     return 0
 
 
-def line_ridges(image: Image, h: FloatArray, files: int, ranks: int, band: float, *,
+def line_ridges(image: Frame, h: FloatArray, files: int, ranks: int, band: float, *,
                 along: int = 6, step: float = 0.01, smooth: float = 0.015) -> tuple[float, float] | None:
     """How clearly the inner grid lines show a line darker, and one lighter, than both its
     sides: the median over their segments of the strongest such structure near the line
@@ -346,7 +343,7 @@ def _prior(offs: FloatArray, band: float, step: float, size: int) -> FloatArray:
     return np.asarray(np.exp(-0.5 * far ** 2))
 
 
-def _sample(image: Image, h: FloatArray, seg: Segments, band: float,
+def _sample(image: Frame, h: FloatArray, seg: Segments, band: float,
             step: float) -> tuple[FloatArray, FloatArray, NDArray[np.bool_]]:
     """The offsets across every segment (+-band squares), the signed derivative of the
     image across it at each of its `along` points (n, along, offsets - 1), summed over the
@@ -431,7 +428,7 @@ def _paired(even: FloatArray, reach: int) -> FloatArray:
     return out
 
 
-def fit_profiles(image: Image, h: FloatArray, files: int, ranks: int,
+def fit_profiles(image: Frame, h: FloatArray, files: int, ranks: int,
                  bands: tuple[float, ...], *, iterations: int = 2, along: int = 6,
                  step: float = 0.01, robust_rounds: int = 2, rigid: bool = False,
                  outer: tuple[float, ...] | None = None, max_pair: float | None = None,
@@ -551,7 +548,7 @@ class ProfileSupport:
         return None
 
 
-def profile_support(image: Image, h: FloatArray, files: int, ranks: int, *,
+def profile_support(image: Frame, h: FloatArray, files: int, ranks: int, *,
                     band: float = 0.12, near: float = 0.03, strong: float = 0.5, along: int = 6,
                     step: float = 0.01) -> ProfileSupport:
     """How well a pose is supported: a segment counts when its profile peak lies within
@@ -585,7 +582,7 @@ def _typical(strengths: FloatArray) -> float:
     return typical if np.isfinite(typical) else 0.0
 
 
-def line_ends(image: Image, h: FloatArray, files: int, ranks: int, *,
+def line_ends(image: Frame, h: FloatArray, files: int, ranks: int, *,
               band: float = 0.08, near: float = 0.03, strong: float = 0.5) -> float:
     """How well the inner lines meet the outermost ones and stop there: the share of inner
     lines seen just inside an outermost line less the share seen just beyond it (1 at best).
@@ -606,7 +603,7 @@ def line_ends(image: Image, h: FloatArray, files: int, ranks: int, *,
     return float(seen[seg.kind == 0].mean() - seen[seg.kind == 2].mean())
 
 
-def ridge_score(image: Image, h: FloatArray, files: int, ranks: int, polarity: int, *,
+def ridge_score(image: Frame, h: FloatArray, files: int, ranks: int, polarity: int, *,
                 band: float = 0.1, step: float = 0.005, smooth: float = 0.01) -> float:
     """How many of the grid's lines (0..files + ranks + 2) are printed lines centred where `h`
     puts them, on a board whose lines are printed darker (`polarity` -1) or lighter (+1) than

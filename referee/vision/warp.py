@@ -18,12 +18,12 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from referee.calibration.undistort import LensImage
+from referee.calibration.undistort import Frame, LensImage
 from referee.vision.pose import BoardPose, FloatArray, board_corners
 from referee.vision.settings import CropSettings, default_settings
 
 
-def warp_board(frame_bgr: NDArray[np.uint8] | LensImage, pose: BoardPose, px_per_square: int, *,
+def warp_board(frame_bgr: Frame, pose: BoardPose, px_per_square: int, *,
                margin: float = 0.0) -> NDArray[np.uint8]:
     """The board seen from straight above, a1 at the bottom left, `margin` squares of
     surroundings on each side: (ranks + 2m) x (files + 2m) squares of `px_per_square`."""
