@@ -53,6 +53,15 @@ def test_predict_gives_probabilities(dice_model: Path) -> None:
     np.testing.assert_allclose(classifier.predict(crops[2:3])[0], probs[2], atol=1e-5)
 
 
+def test_the_int8_products_are_exact_on_every_cpu(dice_model: Path) -> None:
+    """On x86 with AVX2 alone onnxruntime's uint8-by-int8 products saturate in 16 bits unless
+    asked for exact ones: the committed footage read otherwise there (an illegal tile read
+    as unreadable). A no-op on Arm and VNNI, where they are exact anyway."""
+    classifier = Classifier.load(dice_model)
+    options = classifier._runtime.get_session_options()
+    assert options.get_session_config_entry("session.x64quantprecision") == "1"
+
+
 def test_turns_average_the_turned_crops(dice_model: Path) -> None:
     classifier = Classifier.load(dice_model)
     size = classifier.card.input_size
