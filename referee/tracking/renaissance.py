@@ -330,7 +330,8 @@ class RenaissanceDecoder(Decoder):
 
     def _every_ply(self, position: Position) -> list[_Ply]:
         """Every legal ply, those that leave the same position included (they differ part
-        way: as the player's action leaves the board)."""
+        way: as the player's action leaves the board), the plain ones first: a board caught
+        part way that two of them explain alike (the markers lifted) is the plain one's."""
         return self._plies_of(position)[1]
 
     def _plies_of(self, position: Position) -> tuple[list[_Ply], list[_Ply]]:
@@ -379,7 +380,9 @@ class RenaissanceDecoder(Decoder):
             rank = (int(np.count_nonzero(ply.acted != before)), push)
             if after not in plain or rank < plain[after][0]:
                 plain[after] = (rank, ply)
-        return [ply for _rank, ply in plain.values()], [ply for ply, _after in plies]
+        kept = [ply for _rank, ply in plain.values()]
+        ids = {id(ply) for ply in kept}
+        return kept, kept + [ply for ply, _after in plies if id(ply) not in ids]
 
     def _ply(self, position: Position, move: Move) -> tuple[_Ply, Position]:
         acted = self.labels_of(*_acted(self.game, position, move))

@@ -117,6 +117,31 @@ def test_the_push_in_that_ends_phase_1_seen_under_way_gives_the_polyomino_to_its
     assert referee.match.position == after
 
 
+def test_an_acquisition_under_way_that_two_look_alikes_explain_alike_is_the_plain_placement(
+) -> None:
+    """A rendered game's 49th ply, f2, completes the V3 f1 e2 f2 and leaves the same position
+    as the push-in f1>. With the V3's markers lifted, the polyomino still down, the board
+    shows nothing of which: the plain placement stands for both, as it does once made."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match: Match = Match(GAME)
+    for ply in read_record(DATA / "records" / "renaissance-890009.txt").plies[:48]:
+        match.push_text(ply.text)
+    before = match.position
+    placement = GAME.parse_move(before, "f2")
+    push = GAME.parse_move(before, "f1>")
+    after = GAME.play(before, placement)
+    assert GAME.play(before, push) == after
+    lifted = shows(decoder, before).copy()
+    for square in before.tile_squares(before.cover[placement.square]):
+        lifted[square] = LABELS.index("tile")
+    referee = Referee(decoder, match=Match(GAME, before))
+    referee.on_reading(reading(shows(decoder, before)))
+    events = referee.on_reading(reading(lifted))
+    assert [(e.kind, e.move) for e in events] == [(EventKind.INCOMPLETE, "f2")]
+    events = referee.on_reading(reading(shows(decoder, after)))
+    assert (events[0].kind, events[0].move) == (EventKind.ACCEPTED, "f2")
+
+
 def test_a_taken_polyomino_still_on_the_board_is_an_acquisition_under_way() -> None:
     decoder = RenaissanceDecoder(GAME, LABELS)
     match = sample()
