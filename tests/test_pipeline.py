@@ -90,3 +90,31 @@ def test_a_second_look_averages_tighter_crops_of_doubtful_squares_only(start_fra
     sure = lead(first.probabilities) >= SecondLook().below
     assert sure.any() and np.array_equal(default[sure], first.probabilities[sure])
     assert np.allclose(default[~sure], looked[~sure])
+
+
+def test_a_blocked_square_read_as_an_empty_one_is_read_as_blocked() -> None:
+    """No ply makes Renaissance's blocked centre empty, but a board may draw it so (a dark
+    patterned centre read 0.64-0.72 empty stopped a rendered game); a piece read on it is
+    still read as a piece (an illegal placement there must be seen)."""
+    from referee.app.pipeline import board_referee
+    from referee.rules.renaissance import RenaissanceRules
+
+    game = RenaissanceRules()
+    _referee, reader = board_referee(game, None)
+    (centre,) = reader.blocked
+    assert game.start().cover[centre] < 0 and reader.files * reader.ranks == len(game.start().cover)
+    labels = reader.labels
+    probabilities = np.full((49, len(labels)), 0.01)
+    probabilities[:, labels.index("empty")] = 0.6
+    probabilities[centre, labels.index("blocked")] = 0.3
+    probabilities[:, labels.index("tile")] = 0.2
+    read = reader._as_blocked(probabilities / probabilities.sum(axis=1, keepdims=True))
+    assert labels[int(np.argmax(read[centre]))] == "blocked"
+    assert read[centre, labels.index("empty")] == 0.0
+    np.testing.assert_allclose(read.sum(axis=1), 1.0)
+    others = np.arange(49) != centre
+    assert all(labels[k] == "empty" for k in np.argmax(read[others], axis=1))
+    placed = probabilities.copy()
+    placed[centre, labels.index("tile")] = 5.0
+    read = reader._as_blocked(placed / placed.sum(axis=1, keepdims=True))
+    assert labels[int(np.argmax(read[centre]))] == "tile"

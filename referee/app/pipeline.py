@@ -27,6 +27,7 @@ from referee.errors import NoBoardError, RefereeError
 from referee.rules import game_with_ruleset
 from referee.rules.core import Match
 from referee.rules.renaissance import RenaissanceRules
+from referee.rules.renaissance_position import BLOCKED, Cover
 from referee.rules.rinne import RinneRules
 from referee.rules.zensu import ZensuRules
 from referee.tracking.decoding import Decoder, Verdict
@@ -113,8 +114,12 @@ class BoardReader:
                  settings: PipelineSettings | None = None,
                  vision: VisionSettings | None = None,
                  calibration: Calibration | None = None,
-                 monomino: Classifier | None = None, seams: Classifier | None = None) -> None:
+                 monomino: Classifier | None = None, seams: Classifier | None = None,
+                 blocked: tuple[int, ...] = ()) -> None:
         self.files, self.ranks = files, ranks
+        # Squares of the board itself that no piece stands on (Renaissance's centre): read
+        # as an empty square, such a square is read as blocked (`_as_blocked`).
+        self.blocked = blocked
         self.classifier = classifier
         self.monomino = monomino  # Renaissance: asked again of squares bare or a monomino
         self.seams = seams  # Renaissance: asked of the seams where the decoder doubts a tiling
@@ -427,9 +432,23 @@ class BoardReader:
         if self.monomino is not None:
             probabilities = second_opinion(self.monomino, crops, probabilities,
                                            self.classifier.labels, look)
-        return Reading(self.labels, probabilities[:, self._columns],
+        return Reading(self.labels, self._as_blocked(probabilities[:, self._columns]),
                        crop_colors(crops, self.crop_spec), frame_index, time_s,
                        seams=self._seam_look(frame_bgr, pose))
+
+    def _as_blocked(self, probabilities: np.ndarray) -> np.ndarray:
+        """The probabilities (reading order) with a blocked square's "empty" counted as
+        "blocked": no ply makes a blocked square empty, but a board may draw it as one, and the
+        classifier read 890013's dark patterned centre 0.64-0.72 empty, which contradicted
+        every ply and stopped the game. A piece read on it still reads as a piece."""
+        if not self.blocked:
+            return probabilities
+        blocked, empty = self.labels.index(Cover.BLOCKED.value), self.labels.index(EMPTY)
+        squares = list(self.blocked)
+        probabilities = probabilities.copy()
+        probabilities[squares, blocked] += probabilities[squares, empty]
+        probabilities[squares, empty] = 0.0
+        return probabilities
 
     def _seam_look(self, frame_bgr: np.ndarray, pose: BoardPose) -> SeamLook | None:
         """The board's seams, cut and read by the seam model only if the decoder asks."""
@@ -925,8 +944,10 @@ def board_referee(game: CameraGame, pieces: str | None, *, model: str | None = N
         classifier = classifier.with_head(calibration.board.head)
     monomino = Classifier.load(MONOMINO_MODEL) if own == TILES else None
     seams = Classifier.load(SEAM_MODEL) if own == TILES else None
+    blocked = (tuple(square for square, cover in enumerate(game.start().cover) if cover == BLOCKED)
+               if isinstance(game, RenaissanceRules) else ())
     reader = BoardReader(game.geometry.files, game.geometry.ranks, classifier, settings=settings,
-                         calibration=calibration, monomino=monomino, seams=seams)
+                         calibration=calibration, monomino=monomino, seams=seams, blocked=blocked)
     decoder: Decoder
     if isinstance(game, ZensuRules):
         decoder = ZensuDecoder(game, reader.labels)
