@@ -452,6 +452,19 @@ def test_a_ply_taking_a_polyomino_and_the_reply_read_at_once_are_both_recorded()
         assert GAME.play(GAME.play(before, seen.move), seen.second) == after, i
 
 
+def test_the_last_tile_with_its_fill_and_the_first_marker_read_at_once_are_both_recorded(
+) -> None:
+    """The fill's last monomino laid and the first marker of phase 1 laid before the board
+    was still long enough to read (a rendered game's first marker came 0.7 s after it)."""
+    decoder = RenaissanceDecoder(GAME, LABELS)
+    match = sample()
+    last = next(i for i, position in enumerate(match.positions) if position.phase is Phase.PHASE1) - 1
+    before, after = match.positions[last], match.positions[last + 2]
+    seen = decoder.infer(reading(shows(decoder, after), confidence=0.99), before, None)
+    assert (seen.verdict, seen.move, seen.second) == (
+        Verdict.TWO_MOVES, match.moves[last], match.moves[last + 1])
+
+
 def test_the_seams_tell_a_tile_from_a_smaller_one_where_a_square_is_in_doubt() -> None:
     """A tile laid with one end square read 0.74 tile / 0.13 bare (a tan tile on a light
     square): the smaller tile without that square is under the margin behind. The seam model,
