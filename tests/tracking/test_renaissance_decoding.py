@@ -50,6 +50,14 @@ def reading(labels: np.ndarray, *, seed: int = 0, confidence: float = 0.93) -> R
     return Reading(LABELS, probabilities, np.zeros((len(labels), 3)))
 
 
+def rendered_game_after(record: str, plies: int) -> Position:
+    """The position after the first `plies` plies of a rendered game's committed record."""
+    match: Match = Match(GAME)
+    for ply in read_record(DATA / "records" / record).plies[:plies]:
+        match.push_text(ply.text)
+    return match.position
+
+
 def shows(decoder: RenaissanceDecoder, position: Position) -> np.ndarray:
     return decoder.appearance(position)[0]
 
@@ -97,10 +105,7 @@ def test_the_push_in_that_ends_phase_1_seen_under_way_gives_the_polyomino_to_its
     c1> and c3 give it to Silver. Once the board is cleared all four look the same, so only
     the board seen with the push made tells whose hand it went to."""
     decoder = RenaissanceDecoder(GAME, LABELS)
-    match: Match = Match(GAME)
-    for ply in read_record(DATA / "records" / "renaissance-890010.txt").plies[:90]:
-        match.push_text(ply.text)
-    before = match.position
+    before = rendered_game_after("renaissance-890010.txt", 90)
     push = GAME.parse_move(before, "a3>")
     after = GAME.play(before, push)
     look_alikes = {GAME.move_text(before, move) for move in GAME.legal_moves(before)
@@ -123,10 +128,7 @@ def test_an_acquisition_under_way_that_two_look_alikes_explain_alike_is_the_plai
     as the push-in f1>. With the V3's markers lifted, the polyomino still down, the board
     shows nothing of which: the plain placement stands for both, as it does once made."""
     decoder = RenaissanceDecoder(GAME, LABELS)
-    match: Match = Match(GAME)
-    for ply in read_record(DATA / "records" / "renaissance-890009.txt").plies[:48]:
-        match.push_text(ply.text)
-    before = match.position
+    before = rendered_game_after("renaissance-890009.txt", 48)
     placement = GAME.parse_move(before, "f2")
     push = GAME.parse_move(before, "f1>")
     after = GAME.play(before, placement)
