@@ -98,11 +98,12 @@ def test_a_blocked_square_read_as_an_empty_one_is_read_as_blocked() -> None:
     still read as a piece (an illegal placement there must be seen)."""
     from referee.app.pipeline import board_referee
     from referee.rules.renaissance import RenaissanceRules
+    from referee.rules.renaissance_position import BLOCKED
 
     game = RenaissanceRules()
     _referee, reader = board_referee(game, None)
     (centre,) = reader.blocked
-    assert game.start().cover[centre] < 0 and reader.files * reader.ranks == len(game.start().cover)
+    assert game.start().cover[centre] == BLOCKED
     labels = reader.labels
     probabilities = np.full((49, len(labels)), 0.01)
     probabilities[:, labels.index("empty")] = 0.6
