@@ -82,6 +82,15 @@ class TrainConfig:
     # square grows at most `render_room` times: wider, its neighbours' grid lines cross the
     # crop, which no board of small dice shows (the small dice come from the photos).
     every_size: bool = False
+    # A narrower size range (two numbers, lowest and highest die width as a share of its
+    # square; none: `Augment.any_size()`'s with `every_size`, no size draws without), drawn
+    # for `p_size` of the crops (None: `Augment.any_size()`'s share). Without `every_size`
+    # it joins the plain recipe (`augment`): sizes only, none of the camera faults.
+    die_widths: tuple[float, ...] = ()
+    p_size: float | None = None
+    # Whether rendered squares (`extra`, `hard`) are cut at the drawn sizes too (False: only
+    # the photos' dice and empties are, the renders keep the run time's sizes).
+    size_renders: bool = True
     tray_cuts: tuple[float, ...] = ()
     val_cuts: tuple[float, ...] = ()
     render_width: float = 0.52
@@ -119,8 +128,16 @@ class TrainConfig:
 
     @property
     def augmentation(self) -> Augment:
-        """The crops' augmentation: `augment`, or dice of every size (`every_size`)."""
-        return Augment.any_size() if self.every_size else self.augment
+        """The crops' augmentation: `augment`, or dice of every size (`every_size`), with
+        the size range `die_widths` drawn for `p_size` of the crops where given."""
+        base = Augment.any_size() if self.every_size else self.augment
+        if not self.die_widths:
+            return base
+        if len(self.die_widths) != 2 or not 0 < self.die_widths[0] <= self.die_widths[1]:
+            raise ModelError(f"die_widths {self.die_widths}: two shares of the square, low, high")
+        share = Augment.any_size().p_size if self.p_size is None else self.p_size
+        low, high = self.die_widths
+        return replace(base, die_widths=(low, high), p_size=share)
 
 
 @dataclass(frozen=True)
@@ -226,6 +243,8 @@ class BatchMaker:
             aug = augment
             if config.render_shift is not None and id(sample) in self.rendered:
                 aug = replace(augment, shift=min(augment.shift, config.render_shift))
+            if not config.size_renders and id(sample) in self.rendered:
+                aug = replace(aug, p_size=0.0)
             crops[i] = augmented_crop(sample, config.spec, self.rng, aug)
             labels[i] = sample.label
         return crops, labels

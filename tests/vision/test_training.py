@@ -174,3 +174,21 @@ def test_a_tuple_setting_takes_numbers_joined_by_commas() -> None:
     assert TrainConfig().augmentation == Augment()  # the shipped model's recipe by default
     with pytest.raises(ModelError, match="not a number"):
         with_settings(TrainConfig(), ["val_cuts=1.2,x"])
+
+
+def test_a_narrower_size_range_joins_the_plain_recipe() -> None:
+    """`die_widths` (and `p_size`) draw dice of that range only, on the plain recipe without
+    `every_size` (none of the camera faults) or on `Augment.any_size()` with it; the defaults
+    stay the shipped recipe's."""
+    from referee_lab.tasks import with_settings
+    from referee_lab.training import TrainConfig
+
+    plain = with_settings(TrainConfig(), ["die_widths=0.5,0.9", "p_size=0.6"]).augmentation
+    assert plain == dataclasses.replace(Augment(), die_widths=(0.5, 0.9), p_size=0.6)
+    assert plain.milder().die_widths == (0.5, 0.9) and plain.milder().p_size == 0.6
+    every = with_settings(TrainConfig(), ["every_size=1", "die_widths=0.4,0.8"]).augmentation
+    assert every == dataclasses.replace(Augment.any_size(), die_widths=(0.4, 0.8))
+    assert TrainConfig().augmentation == Augment() and TrainConfig().size_renders
+    assert not with_settings(TrainConfig(), ["size_renders=0"]).size_renders
+    with pytest.raises(ModelError, match="die_widths"):
+        _ = with_settings(TrainConfig(), ["die_widths=0.5"]).augmentation
