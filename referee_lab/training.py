@@ -232,19 +232,24 @@ class BatchMaker:
         pool = self.extra_empties if rendered else self.empties
         return pool[int(rng.integers(len(pool)))]
 
+    def _for_renders(self, augment: Augment) -> Augment:
+        """`augment` as rendered squares take it: shifted at most `render_shift`, and at the
+        run time's sizes unless `size_renders`."""
+        config = self.config
+        if config.render_shift is not None:
+            augment = replace(augment, shift=min(augment.shift, config.render_shift))
+        return augment if config.size_renders else replace(augment, p_size=0.0)
+
     def batch(
         self, augment: Augment, p_extra: float | None = None
     ) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
         config = self.config
         crops = np.empty((config.batch, config.size, config.size, 3), np.uint8)
         labels = np.empty(config.batch, np.int64)
+        rendered_augment = self._for_renders(augment)
         for i in range(config.batch):
             sample = self.sample(config.p_extra if p_extra is None else p_extra)
-            aug = augment
-            if config.render_shift is not None and id(sample) in self.rendered:
-                aug = replace(augment, shift=min(augment.shift, config.render_shift))
-            if not config.size_renders and id(sample) in self.rendered:
-                aug = replace(aug, p_size=0.0)
+            aug = rendered_augment if id(sample) in self.rendered else augment
             crops[i] = augmented_crop(sample, config.spec, self.rng, aug)
             labels[i] = sample.label
         return crops, labels
