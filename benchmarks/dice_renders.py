@@ -7,8 +7,9 @@ measures the classifier, not the board finder. Squares a hand covers are left ou
 
 With --second-look the squares are also read as the referee reads them: the pipeline's own
 second look (`PipelineSettings().second_look`, through `looked_again`, as `BoardReader.read`
-calls it) at the squares the first look is unsure of; both readings are counted, and --dump
-then writes the squares the second-look reading gets wrong.
+calls it) at the squares the first look is unsure of, and beside it the second look about the
+square alone (not cut round the die found in it); every reading is counted, and --dump then
+writes the squares the pipeline's second look gets wrong.
 
 Run: PYTHONPATH=. python benchmarks/dice_renders.py [--model dice] [--frames 200]
 [--first-seed 500000] [--second-look] [--dump DIR] (DIR: each wrong square's crop as a PNG
@@ -136,7 +137,8 @@ def main() -> None:
     classifier = Classifier.load(args.model)
     labels = tuple(classifier.labels)
     look = PipelineSettings().second_look
-    first, second = Tally(), Tally()
+    about_square = dataclasses.replace(look, located=())  # the looks about the square alone
+    first, second, square_only = Tally(), Tally(), Tally()
     for seed in range(args.first_seed, args.first_seed + args.frames):
         rendered = dice_squares(seed, hands=0.0)
         samples = rendered.samples
@@ -146,6 +148,8 @@ def main() -> None:
         truth = np.array([s.label for s in samples])
         misses = first.add(truth, probabilities, labels)
         if args.second_look:
+            square_only.add(truth, looked_again(classifier, frame, quads, probabilities,
+                                                about_square), labels)
             probabilities = looked_again(classifier, frame, quads, probabilities, look)
             misses = second.add(truth, probabilities, labels)
         if dump:
@@ -157,8 +161,11 @@ def main() -> None:
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     print(first.row("first look"))
     if args.second_look:
-        print(second.row(f"second look (below {look.below:g} nats, scales "
-                         f"{', '.join(f'{s:g}' for s in look.scales)}, shift {look.shift:g})"))
+        looks = (f"below {look.below:g} nats, scales {', '.join(f'{s:g}' for s in look.scales)}, "
+                 f"shift {look.shift:g}")
+        print(square_only.row(f"second look about the square alone ({looks})"))
+        print(second.row(f"second look, also round the die found ({looks}; "
+                         f"{', '.join(f'{s:g}' for s in look.located)} of the own cut)"))
     for name, tally in (("first look", first), ("second look", second)):
         if tally.boards:
             print(f"\nmost common confusions, {name} (true -> read): "

@@ -88,6 +88,14 @@ class ModelCard:
         augment = self.recipe.get("augment")
         return isinstance(augment, dict) and float(augment.get("max_angle", 0.0)) >= 90.0
 
+    @property
+    def pieces_stand_apart(self) -> bool:
+        """Whether the model's pieces stand smaller than their squares (its card's `made_for`
+        gives their width as a share of the square, as the dice model's does), so that a
+        piece can be found against the board round it (`vision.locate`)."""
+        made_for = self.metrics.get("made_for")
+        return isinstance(made_for, dict) and "die_width_of_square" in made_for
+
     def to_json(self) -> dict[str, Any]:
         return {
             "format": CARD_FORMAT,

@@ -5,10 +5,14 @@ again: tighter round the piece (a tilted die's sides, which show other faces, th
 of the crop) and a little shifted (a piece's top stands higher or lower than the crops
 assume). Where the model's card says its pieces turn freely (a die shows the same face turned,
 `ModelCard.turns_freely`), each tighter crop is also read turned by a quarter, a half and
-three quarters (`SecondLook.turns`: the turned crops cost no cutting, only reading). The looks
-are averaged in log space (a geometric mean), so that they count as one opinion, not as
-independent evidence. `benchmarks/second_look.py` measures the choice on rendered boards,
-`referee-lab eval --pieces dice` on the real photographs (`benchmarks/real_dice.md`).
+three quarters (`SecondLook.turns`: the turned crops cost no cutting, only reading). Where
+the pieces stand smaller than their squares (`ModelCard.pieces_stand_apart`: dice), the
+piece is also found in its square (`vision.locate`) and cut again round itself, as wide as
+the model's own cut, whatever size the club's dice are (`SecondLook.located`), turned and
+shifted as the others. The looks are averaged in log space (a geometric mean), so that they
+count as one opinion, not as independent evidence. `benchmarks/second_look.py` measures the
+choice on rendered boards, `referee-lab eval --pieces dice` on the real photographs
+(`benchmarks/real_dice.md`).
 
 `look_again` takes the cutting as a function, so that the pipeline (`looked_again`: the
 squares of one frame) and the lab's measurement on photographs (each square from its own
@@ -24,6 +28,7 @@ from numpy.typing import NDArray
 
 from referee.vision.classifier import Classifier
 from referee.vision.crops import ImageBGR, crop_squares, grid_crops, scaled_quads
+from referee.vision.locate import find_piece, piece_quad
 
 _WAYS = ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0))
 
@@ -40,6 +45,10 @@ class SecondLook:
     # quarter turns each tighter crop is also read in, each a look of its own: only for a
     # model whose pieces turn freely (`ModelCard.turns_freely`), ignored for the others
     turns: tuple[int, ...] = (1, 2, 3)
+    # crops cut round the piece found in its square, as a share of the model's own cut, each
+    # also turned and the first shifted as above: only for a model whose pieces stand apart
+    # (`ModelCard.pieces_stand_apart`), and only where a piece is found
+    located: tuple[float, ...] = (1.0, 0.9)
     # tiles: the monomino model's share of the log-odds of a square in doubt between bare
     # and a monomino (`vision.monomino`; 0: not asked; 0.35-0.7 read the development frames alike)
     monomino_weight: float = 0.5
@@ -72,16 +81,46 @@ def look_again(classifier: Classifier, quads: np.ndarray, first: np.ndarray, loo
     if not doubtful.size:
         return out
     at = np.asarray(quads, np.float64)[doubtful]
-    turns = turns_for(classifier, look)
-    logs = [np.log(np.clip(out[doubtful], 1e-9, 1.0))]
-    for scale in look.scales:
-        tighter = cut(doubtful, scaled_quads(at, scale))
-        logs += _logs(classifier, [tighter, *(np.rot90(tighter, k, axes=(1, 2)) for k in turns)])
-    for moved in shifted_quads(at, look.shift):
-        logs += _logs(classifier, [cut(doubtful, moved)])
-    mean = np.exp(np.mean(logs, axis=0))
+    logs = [np.log(np.clip(out[doubtful], 1e-9, 1.0)),
+            *_looks(classifier, doubtful, at, look.scales, look, cut)]
+    total, count = np.sum(logs, axis=0), np.full(len(doubtful), float(len(logs)))
+    found, round_pieces = _located_quads(classifier, doubtful, at, look, cut)
+    if found.size:
+        located = _looks(classifier, doubtful[found], round_pieces, look.located, look, cut)
+        total[found] += np.sum(located, axis=0)
+        count[found] += len(located)
+    mean = np.exp(total / count[:, None])
     out[doubtful] = mean / mean.sum(axis=1, keepdims=True)
     return out
+
+
+def _looks(classifier: Classifier, rows: NDArray[np.intp], at: NDArray[np.float64],
+           scales: tuple[float, ...], look: SecondLook, cut: Cutter) -> list[NDArray[np.float64]]:
+    """The log-probabilities of the squares `rows` (at their quads `at`) cut again at each of
+    `scales` of `at` and read as cut and turned (`turns_for`), then cut shifted four ways."""
+    turns = turns_for(classifier, look)
+    logs: list[NDArray[np.float64]] = []
+    for scale in scales:
+        tighter = cut(rows, scaled_quads(at, scale))
+        logs += _logs(classifier, [tighter, *(np.rot90(tighter, k, axes=(1, 2)) for k in turns)])
+    for moved in shifted_quads(at, look.shift):
+        logs += _logs(classifier, [cut(rows, moved)])
+    return logs
+
+
+def _located_quads(classifier: Classifier, rows: NDArray[np.intp], at: NDArray[np.float64],
+                   look: SecondLook, cut: Cutter) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+    """Which of the squares `rows` (at `at`) show a piece found in its crop (indices into
+    `rows`), and the squares cut round those pieces; none where the model's pieces do not
+    stand apart or `look.located` is empty."""
+    if not (look.located and classifier.card.pieces_stand_apart):
+        return np.zeros(0, np.intp), np.zeros((0, 4, 2))
+    spec = classifier.card.crop
+    boxes = [find_piece(crop, spec) for crop in cut(rows, at.astype(np.float32))]
+    found = np.array([i for i, box in enumerate(boxes) if box is not None], np.intp)
+    quads = [piece_quad(at[i].astype(np.float32), box, spec)
+             for i, box in enumerate(boxes) if box is not None]
+    return found, np.array(quads, np.float64).reshape(-1, 4, 2)
 
 
 def read_squares(classifier: Classifier, frame_bgr: ImageBGR, quads: np.ndarray, files: int,
@@ -100,8 +139,13 @@ def turns_for(classifier: Classifier, look: SecondLook) -> tuple[int, ...]:
 
 
 def looks_per_square(classifier: Classifier, look: SecondLook) -> int:
-    """How many crops the second look reads for each doubtful square."""
-    return len(look.scales) * (1 + len(turns_for(classifier, look))) + len(_WAYS)
+    """How many crops the second look reads at most for each doubtful square (those cut round
+    the piece only where one is found)."""
+    def looks(scales: tuple[float, ...]) -> int:
+        return len(scales) * (1 + len(turns_for(classifier, look))) + len(_WAYS)
+
+    located = look.located and classifier.card.pieces_stand_apart
+    return looks(look.scales) + (looks(look.located) if located else 0)
 
 
 def shifted_quads(quads: np.ndarray, shift: float) -> list[NDArray[np.float32]]:

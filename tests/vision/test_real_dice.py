@@ -17,13 +17,12 @@ from referee_lab.datasets import RealDice, split_groups
 from referee_lab.evaluate import EVAL_CUTS, evaluate_dice
 
 FACE_ACCURACY = 0.97  # the Vision issue's target at the model's own cut
-# What the committed model measured at each cut (times the box), rounded down: regression
-# guards. The issue asks 0.97 at the wider cuts too; the model is short of it there
-# (benchmarks/real_dice.md).
+# What the committed model measured at each cut (times the box) from one crop, rounded down:
+# regression guards (benchmarks/real_dice.md).
 RECORDED_FLOOR = {DIE_TO_SQUARE: 0.970, 1.5: 0.964, 1.8: 0.922}
-# The same, as the referee reads the dice (the pipeline's second look at squares in doubt):
-# 299, 298 and 296 of 308
-REFEREE_FLOOR = {DIE_TO_SQUARE: 0.970, 1.5: 0.967, 1.8: 0.961}
+# As the referee reads the dice (the pipeline's second look at squares in doubt, cut round
+# the die found in its square too): 301, 300 and 299 of 308, the issue's 97% at every cut
+REFEREE_FLOOR = {DIE_TO_SQUARE: 0.977, 1.5: 0.974, 1.8: 0.970}
 
 
 def test_accuracy_on_the_real_test_split_is_as_recorded(real_dice: Path, dice_model: Path) -> None:
