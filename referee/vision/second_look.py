@@ -81,31 +81,31 @@ def look_again(classifier: Classifier, quads: np.ndarray, first: np.ndarray, loo
     if not doubtful.size:
         return out
     at = np.asarray(quads, np.float64)[doubtful]
-    logs = [np.log(np.clip(out[doubtful], 1e-9, 1.0)),
-            *_looks(classifier, doubtful, at, look.scales, look, cut)]
-    total, count = np.sum(logs, axis=0), np.full(len(doubtful), float(len(logs)))
+    about_square = _looks(classifier, doubtful, at, look.scales, look, cut)
     found, round_pieces = _located_quads(classifier, doubtful, at, look, cut)
+    round_piece = (_looks(classifier, doubtful[found], round_pieces, look.located, look, cut)
+                   if found.size else [])
+    logs = _logs(classifier, [*about_square, *round_piece])  # one run of the model
+    total = np.log(np.clip(out[doubtful], 1e-9, 1.0)) + np.sum(logs[:len(about_square)], axis=0)
+    count = np.full(len(doubtful), 1.0 + len(about_square))
     if found.size:
-        located = _looks(classifier, doubtful[found], round_pieces, look.located, look, cut)
-        total[found] += np.sum(located, axis=0)
-        count[found] += len(located)
+        total[found] += np.sum(logs[len(about_square):], axis=0)
+        count[found] += len(round_piece)
     mean = np.exp(total / count[:, None])
     out[doubtful] = mean / mean.sum(axis=1, keepdims=True)
     return out
 
 
 def _looks(classifier: Classifier, rows: NDArray[np.intp], at: NDArray[np.float64],
-           scales: tuple[float, ...], look: SecondLook, cut: Cutter) -> list[NDArray[np.float64]]:
-    """The log-probabilities of the squares `rows` (at their quads `at`) cut again at each of
-    `scales` of `at` and read as cut and turned (`turns_for`), then cut shifted four ways."""
+           scales: tuple[float, ...], look: SecondLook, cut: Cutter) -> list[NDArray[np.uint8]]:
+    """The looks at the squares `rows` (at their quads `at`), one batch of crops a look: cut
+    again at each of `scales` of `at`, as cut and turned (`turns_for`), then shifted four ways."""
     turns = turns_for(classifier, look)
-    logs: list[NDArray[np.float64]] = []
+    looks: list[NDArray[np.uint8]] = []
     for scale in scales:
         tighter = cut(rows, scaled_quads(at, scale))
-        logs += _logs(classifier, [tighter, *(np.rot90(tighter, k, axes=(1, 2)) for k in turns)])
-    for moved in shifted_quads(at, look.shift):
-        logs += _logs(classifier, [cut(rows, moved)])
-    return logs
+        looks += [tighter, *(np.rot90(tighter, k, axes=(1, 2)) for k in turns)]
+    return looks + [cut(rows, moved) for moved in shifted_quads(at, look.shift)]
 
 
 def _located_quads(classifier: Classifier, rows: NDArray[np.intp], at: NDArray[np.float64],
