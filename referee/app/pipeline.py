@@ -32,7 +32,7 @@ from referee.rules.rinne import RinneRules
 from referee.rules.zensu import ZensuRules
 from referee.tracking.decoding import Decoder, Verdict
 from referee.tracking.inference import PIECE_SETS, MoveInferer
-from referee.tracking.reach import HandTrail, ReachSettings
+from referee.tracking.reach import HandTrail, ReachSettings, StillSurroundings
 from referee.tracking.reading import EMPTY, Reading
 from referee.tracking.renaissance import RenaissanceDecoder
 from referee.tracking.stabiliser import Stabiliser, StabiliserSettings, Stillness
@@ -517,6 +517,9 @@ class GameLoop:
         self.hands = (HandTrail(reader.files, reader.ranks, self.settings.view_px,
                                 self.settings.view_margin, reach)
                       if referee.inferer.reads_hands else None)
+        self.surroundings = (StillSurroundings(reader.files, reader.ranks, self.settings.view_px,
+                                               self.settings.view_margin)
+                             if self.hands is not None else None)
         self.board_seen = False
         self._lost_since: float | None = None  # from the first frame without a board
         self._told_no_board = False
@@ -552,6 +555,8 @@ class GameLoop:
                                            outside=outside, clean=self._clean_cut(pose))
         if self.hands is not None and self._watches_hands(stillness):
             self.hands.update(lambda arm: self.stabiliser.arm_pixels(arm, outside), outside, time_s)
+        if self._surroundings_changed(stillness, time_s):
+            self._renew_clean(seen, pose)
         refitted = stillness is Stillness.OCCLUDED and not self._refitted_while_still
         if refitted:
             # Once each time the board comes to rest: is it an arm, or tracking's drift?
@@ -580,7 +585,10 @@ class GameLoop:
         named = self.reader.pose
         # A hand seen by the finer test of `tracking.reach` (fingers at the view's edge, their
         # sleeve beyond it) leaves the view no reference for arms: its going would look like one.
-        hand_seen = self.hands is not None and self.hands.in_view
+        # So does an unreadable board: fingers resting over a square whose wrist, much like the
+        # table, hides the arm from both tests (890009's g1>).
+        hand_seen = (self.hands is not None and self.hands.in_view) \
+            or self.referee.last_verdict is Verdict.UNREADABLE
         if named is not None and not np.allclose(named.corners_array, pose.corners_array):
             # The pose was refitted, or the reading settled which corner is a1: later
             # views are cut from that pose, so the stillness reference must be too.
@@ -613,6 +621,24 @@ class GameLoop:
         if self._hand_since is None:
             self._hand_since = time_s
         return time_s - self._hand_since < self.settings.stabiliser.occlusion_timeout_s
+
+    def _surroundings_changed(self, stillness: Stillness, time_s: float) -> bool:
+        """Whether the arm the finer hand test sees on a still board is the surroundings
+        changed since the clean reading (`tracking.reach.StillSurroundings`)."""
+        if self.hands is None or self.surroundings is None:
+            return False
+        still = stillness is not Stillness.MOVING
+        return self.surroundings.update(self.hands.arm if still else None, time_s)
+
+    def _renew_clean(self, seen: Frame, pose: BoardPose) -> None:
+        """Arms are looked for against the frame of now, cut with `pose`: the change at the
+        view's edge since the clean reading was the surroundings, not an arm."""
+        self.stabiliser.renew_clean()
+        self._clean_frame, self._clean_pose = seen, pose
+        if self.hands is not None:
+            self.hands.forget_arm()
+        if self.surroundings is not None:
+            self.surroundings.clear()
 
     def _bumped(self, pose: BoardPose) -> bool:
         """Whether the board has been tracked a quarter of a square from where it was at the

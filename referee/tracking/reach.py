@@ -19,7 +19,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from referee.tracking.stabiliser import ArmSettings
+from referee.tracking.stabiliser import ArmSettings, overlap
 
 
 @dataclass(frozen=True)
@@ -113,10 +113,18 @@ class HandTrail:
         self._still_since: float | None = None
         self._last_s: float | None = None
         self._came_in: np.ndarray | None = None  # where the arm in view first showed
+        self.arm: np.ndarray | None = None  # the arm's mask in the last frame, if one was seen
 
     def clear(self) -> None:
-        self._rests, self._still, self._still_since, self._last_s = [], [], None, None
+        self._rests = []
+        self.forget_arm()
+
+    def forget_arm(self) -> None:
+        """The arm in view was none (`StillSurroundings`): neither its sighting nor its rest now
+        count; the rests before it stay."""
+        self._still, self._still_since, self._last_s = [], None, None
         self.in_view, self.seen_s, self.reached_s, self._came_in = False, None, None, None
+        self.arm = None
 
     def update(self, arm_of: Callable[[ArmSettings], np.ndarray | None], outside: np.ndarray | None,
                time_s: float) -> None:
@@ -144,6 +152,7 @@ class HandTrail:
         """The arm as the finer test sees it, or where it floods the view, as the coarser one
         does; None where neither sees an arm alone."""
         s = self.settings
+        self.arm = None
         for settings in (s.arm, s.flooded_arm):
             arm = arm_of(settings)
             if arm is None or not arm.any():
@@ -156,6 +165,7 @@ class HandTrail:
                 # board's corner crosses the edge beside the arm, one patch with it, then apart)
                 if self._came_in is None:
                     self._came_in = reach.came
+                self.arm = arm
                 return reach
         return None
 
@@ -179,3 +189,57 @@ class HandTrail:
         (a1's outer corner at 0, 0)."""
         x, y = np.mean(self._still, axis=0) / self.view_px
         return np.array([x - self.margin, self.ranks + self.margin - y])
+
+
+@dataclass(frozen=True)
+class SurroundingsSettings:
+    # The arm the finer test sees on a still board is the surroundings, not an arm, once it
+    # has kept its place and shape (overlapping its first sight by `same`) for `still_s`,
+    # wholly beyond the squares (no pixel inside the grid's outline), and covers less of the
+    # view than `most_squares` squares: a hand laying a marker beyond the rim covers about
+    # three (890009's fingers over g1: 460 px at 12 px a square; the shadow gone from its
+    # corner, 120-150).
+    still_s: float = 1.0
+    same: float = 0.8
+    most_squares: float = 1.5
+
+
+class StillSurroundings:
+    """The surroundings changed since the clean reading, taken for an arm. A shadow over the
+    board's rim in the clean reading's frame (890009's: a hand about to come in, beyond the
+    view) gone since, or the table beside the rim changed, is a lasting change at the view's
+    edge, which the finer hand test takes for a hand, holding every reading back. Such a
+    patch lies beyond the squares and keeps its shape; a hand over the board reaches onto
+    the squares, and one beyond the rim moves on. `update` says when the reference for arms
+    should be taken again, from the frame of now. The grid's outline: `files` x `ranks`
+    squares of `view_px` pixels, `margin` squares in."""
+
+    def __init__(self, files: int, ranks: int, view_px: int, margin: int,
+                 settings: SurroundingsSettings | None = None) -> None:
+        self.settings = settings or SurroundingsSettings()
+        width, height = (files + 2 * margin) * view_px, (ranks + 2 * margin) * view_px
+        self._inside = np.zeros((height, width), bool)
+        inset = margin * view_px
+        self._inside[inset:height - inset, inset:width - inset] = True
+        self._most_px = self.settings.most_squares * view_px ** 2
+        self._first: np.ndarray | None = None  # the patch as first seen still
+        self._since = 0.0
+
+    def update(self, patch: np.ndarray | None, time_s: float) -> bool:
+        """One frame: `patch`, the finer test's arm on a still board (None: no arm, or the
+        board is moving); whether it is the surroundings."""
+        if not self._beyond_the_squares(patch):
+            self._first = None
+            return False
+        assert patch is not None
+        if self._first is None or overlap(patch, self._first) < self.settings.same:
+            self._first, self._since = patch, time_s
+        return bool(time_s - self._since >= self.settings.still_s)
+
+    def _beyond_the_squares(self, patch: np.ndarray | None) -> bool:
+        return bool(patch is not None and patch.shape == self._inside.shape and patch.any()
+                    and np.count_nonzero(patch) <= self._most_px
+                    and not (patch & self._inside).any())
+
+    def clear(self) -> None:
+        self._first = None

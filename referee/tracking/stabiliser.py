@@ -345,6 +345,14 @@ class Stabiliser:
             self._clean, self._clean_view = self._reference, self._reference_view
             self._ghost = None
 
+    def renew_clean(self) -> None:
+        """Arms are looked for against the last frame's view from now on: what changed at
+        its edge since the clean reading was the surroundings (the caller judged so), no arm."""
+        self._clean, self._clean_view = self._previous, self._previous_view
+        self._ghost = None
+        self._arm_now = False
+        self._arm_seen_s = self._arm_since = None
+
     def forget_reading(self) -> None:
         """Read again at the next steady moment (after a re-found board, say)."""
         self._reference = None

@@ -20,6 +20,7 @@ from referee.tracking.decoding import Verdict
 from referee.tracking.reach import HandTrail, arm_reach
 from referee.tracking.renaissance import RenaissanceDecoder
 from referee.tracking.stabiliser import ArmSettings, Stillness
+from referee.vision.pose import BoardPose
 from tests import DATA
 from tests.tracking.test_renaissance_decoding import LABELS, reading
 
@@ -196,6 +197,76 @@ def test_an_arm_followed_is_followed_while_the_board_looks_steady() -> None:
     assert loop._watches_hands(Stillness.STEADY)
     loop.hands.update(seen(None), None, 1 / 30)
     assert not loop._watches_hands(Stillness.STEADY)
+
+
+
+def table_view(patch: tuple[slice, slice] | None = None, value: int = 200) -> np.ndarray:
+    """A still view of an empty 7x7 board on a darker table, `patch` (rows, columns) painted."""
+    view = np.full((SIDE, SIDE), 60, np.uint8)
+    view[PX:SIDE - PX, PX:SIDE - PX] = 150
+    for line in range(PX, SIDE - PX + 1, PX):
+        view[line, PX:SIDE - PX] = view[PX:SIDE - PX, line] = 90
+    if patch is not None:
+        view[patch] = value
+    return view
+
+
+def watched(loop: GameLoop, view: np.ndarray, start_s: float, seconds: float) -> list[bool]:
+    """The still `view` fed to `loop`'s stillness check and hand trail as `GameLoop.feed` does
+    (no reading made): per frame, whether the trail saw a hand; True once its reference for
+    arms is renewed."""
+    pose = BoardPose.from_homography(np.diag([60.0, 60.0, 1.0]), FILES, RANKS)
+    assert loop.hands is not None
+    seen = []
+    for i in range(round(seconds * 30)):
+        time_s = start_s + i / 30
+        stillness = loop.stabiliser.update(view, time_s)
+        if loop._watches_hands(stillness):
+            loop.hands.update(lambda arm: loop.stabiliser.arm_pixels(arm), None, time_s)
+        if loop._surroundings_changed(stillness, time_s):
+            loop._renew_clean(view, pose)
+            return [*seen, True]
+        seen.append(loop.hands.in_view)
+    return seen
+
+
+# A shadow over the board's bottom right corner, beyond the rim (890009's: a hand about to
+# come in from beyond the view), in the clean reading's frame.
+SHADOWED = (slice(SIDE - PX + 1, SIDE), slice(SIDE - 16, SIDE - 4))
+
+
+def test_the_surroundings_changed_beyond_the_rim_renew_the_reference_for_arms() -> None:
+    """A shadow over the rim gone since the clean reading is a still change at the view's
+    edge, beyond the squares: the finer hand test takes it for a hand at first, then, once it
+    has stayed as it is for `still_s`, the frame of now is the reference for arms."""
+    referee, reader = board_referee(RenaissanceRules(), None)
+    loop = GameLoop(reader, referee)
+    assert loop.hands is not None and loop.surroundings is not None
+    shadowed = table_view(SHADOWED, 30)
+    assert Stillness.READ in [loop.stabiliser.update(shadowed, i / 30) for i in range(30)]
+    loop.stabiliser.mark_read()
+    seen = watched(loop, table_view(), 2.0, 3.0)
+    assert seen[-1] is True and all(seen[3:-1])  # (the first frames stir the cells)
+    still_s = loop.surroundings.settings.still_s
+    assert still_s <= len(seen) / 30 <= still_s + 0.2
+    assert not any(watched(loop, table_view(), 5.0, 1.0))
+    assert not loop._hand_holds(6.0)
+
+
+@pytest.mark.parametrize("arm", [
+    (slice(50, SIDE), slice(40, 52)),  # over the squares, from the near edge
+    (slice(SIDE - PX + 1, SIDE), slice(PX, SIDE - PX)),  # along the near rim, a hand's size
+])
+def test_an_arm_over_the_squares_or_as_big_as_a_hand_renews_no_reference(
+        arm: tuple[slice, slice]) -> None:
+    """A hand resting over the squares, its arm coming in from the view's edge, is no change
+    of the surroundings however still, nor is a patch beyond the rim as big as a hand."""
+    referee, reader = board_referee(RenaissanceRules(), None)
+    loop = GameLoop(reader, referee)
+    assert Stillness.READ in [loop.stabiliser.update(table_view(), i / 30) for i in range(30)]
+    loop.stabiliser.mark_read()
+    seen = watched(loop, table_view(arm), 2.0, 3.0)
+    assert len(seen) == 90 and all(seen[3:])
 
 
 PUSHES = read_record(DATA / "records" / "renaissance-pushes.txt")
