@@ -587,8 +587,8 @@ class GameLoop:
         # sleeve beyond it) leaves the view no reference for arms: its going would look like one.
         # So does an unreadable board: fingers resting over a square whose wrist, much like the
         # table, hides the arm from both tests (890009's g1>).
-        hand_seen = (self.hands is not None and self.hands.in_view) \
-            or self.referee.last_verdict is Verdict.UNREADABLE
+        hand_seen = ((self.hands is not None and self.hands.in_view)
+                     or self.referee.last_verdict is Verdict.UNREADABLE)
         if named is not None and not np.allclose(named.corners_array, pose.corners_array):
             # The pose was refitted, or the reading settled which corner is a1: later
             # views are cut from that pose, so the stillness reference must be too.
