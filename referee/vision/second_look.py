@@ -9,10 +9,10 @@ three quarters (`SecondLook.turns`: the turned crops cost no cutting, only readi
 the pieces stand smaller than their squares (`ModelCard.pieces_stand_apart`: dice), the
 piece is also found in its square (`vision.locate`) and cut again round itself, as wide as
 the model's own cut, whatever size the club's dice are (`SecondLook.located`), turned and
-shifted as the others. The looks are averaged in log space (a geometric mean), so that they
-count as one opinion, not as independent evidence. `benchmarks/second_look.py` measures the
-choice on rendered boards, `referee-lab eval --pieces dice` on the real photographs
-(`benchmarks/real_dice.md`).
+shifted as the others, where the looks about the square leave it in doubt. The looks are
+averaged in log space (a geometric mean), so that they count as one opinion, not as
+independent evidence. `benchmarks/second_look.py` measures the choice on rendered boards,
+`referee-lab eval --pieces dice` on the real photographs (`benchmarks/real_dice.md`).
 
 `look_again` takes the cutting as a function, so that the pipeline (`looked_again`: the
 squares of one frame) and the lab's measurement on photographs (each square from its own
@@ -47,7 +47,8 @@ class SecondLook:
     turns: tuple[int, ...] = (1, 2, 3)
     # crops cut round the piece found in its square, as a share of the model's own cut, each
     # also turned and the first shifted as above: only for a model whose pieces stand apart
-    # (`ModelCard.pieces_stand_apart`), and only where a piece is found
+    # (`ModelCard.pieces_stand_apart`), where the looks about the square leave it in doubt
+    # and a piece is found
     located: tuple[float, ...] = (1.0, 0.9)
     # tiles: the monomino model's share of the log-odds of a square in doubt between bare
     # and a monomino (`vision.monomino`; 0: not asked; 0.35-0.7 read the development frames alike)
@@ -81,19 +82,28 @@ def look_again(classifier: Classifier, quads: np.ndarray, first: np.ndarray, loo
     if not doubtful.size:
         return out
     at = np.asarray(quads, np.float64)[doubtful]
-    about_square = _looks(classifier, doubtful, at, look.scales, look, cut)
-    found, round_pieces = _located_quads(classifier, doubtful, at, look, cut)
-    round_piece = (_looks(classifier, doubtful[found], round_pieces, look.located, look, cut)
-                   if found.size else [])
-    logs = _logs(classifier, [*about_square, *round_piece])  # one run of the model
-    total = np.log(np.clip(out[doubtful], 1e-9, 1.0)) + np.sum(logs[:len(about_square)], axis=0)
+    about_square = _logs(classifier, _looks(classifier, doubtful, at, look.scales, look, cut))
+    total = np.log(np.clip(out[doubtful], 1e-9, 1.0)) + np.sum(about_square, axis=0)
     count = np.full(len(doubtful), 1.0 + len(about_square))
+    # Cut round the piece only where the looks about the square leave it in doubt: a die
+    # found by its pips alone, or a square of a chequered board taken for a piece, would
+    # otherwise outvote squares those looks read surely (rendered boards, second_look.md)
+    still = np.flatnonzero(lead(_mean(total, count)) < look.below)
+    found, round_pieces = _located_quads(classifier, doubtful[still], at[still], look, cut)
     if found.size:
-        total[found] += np.sum(logs[len(about_square):], axis=0)
-        count[found] += len(round_piece)
-    mean = np.exp(total / count[:, None])
-    out[doubtful] = mean / mean.sum(axis=1, keepdims=True)
+        rows = still[found]
+        round_piece = _logs(classifier, _looks(classifier, doubtful[rows], round_pieces,
+                                               look.located, look, cut))
+        total[rows] += np.sum(round_piece, axis=0)
+        count[rows] += len(round_piece)
+    out[doubtful] = _mean(total, count)
     return out
+
+
+def _mean(total: NDArray[np.float64], count: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Probabilities from the summed log-probabilities of `count` looks a row."""
+    mean = np.exp(total / count[:, None])
+    return np.asarray(mean / mean.sum(axis=1, keepdims=True))
 
 
 def _looks(classifier: Classifier, rows: NDArray[np.intp], at: NDArray[np.float64],
