@@ -150,7 +150,7 @@ def turns_for(classifier: Classifier, look: SecondLook) -> tuple[int, ...]:
 
 def looks_per_square(classifier: Classifier, look: SecondLook) -> int:
     """How many crops the second look reads at most for each doubtful square (those cut round
-    the piece only where one is found)."""
+    the piece only where the others leave it in doubt and a piece is found)."""
     def looks(scales: tuple[float, ...]) -> int:
         return len(scales) * (1 + len(turns_for(classifier, look))) + len(_WAYS)
 
